@@ -1,0 +1,146 @@
+// The single table of operations. Plain data: imported by lib/ (functions, URLs, routes) and by
+// local/ (which handler serves which path), and by the handlers themselves (routing and scopes).
+
+export const SCOPES = [
+  'completions.write',
+  'logs.view',
+  'virtual_keys.read',
+  'virtual_keys.write',
+  'prompts.read',
+  'prompts.write',
+  'configs.read',
+  'configs.write',
+  'api_keys.read',
+  'api_keys.write',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * Who may call an operation: anyone; any authenticated caller; a caller holding `scope`; or only an
+ * organisation admin key.
+ */
+export type Access =
+  | { kind: 'public' }
+  | { kind: 'authenticated' }
+  | { kind: 'scope'; scope: Scope }
+  | { kind: 'admin' };
+
+/** One Lambda function: the operations it serves share its bundle, memory and timeout. */
+export interface FunctionGroup {
+  /** Source file of the handler, relative to the repository root. */
+  entry: string;
+  memoryMb: number;
+  timeoutSeconds: number;
+  description: string;
+}
+
+export const FUNCTION_GROUPS = {
+  chat: {
+    entry: 'functions/handlers/chat.ts',
+    memoryMb: 1024,
+    timeoutSeconds: 900,
+    description: 'Model operations: chat completions',
+  },
+  control: {
+    entry: 'functions/handlers/control.ts',
+    memoryMb: 512,
+    timeoutSeconds: 30,
+    description: 'Control plane: organisation, workspaces, API keys, health',
+  },
+  logs: {
+    entry: 'functions/handlers/logs.ts',
+    memoryMb: 512,
+    timeoutSeconds: 30,
+    description: 'Usage logs',
+  },
+} as const satisfies Record<string, FunctionGroup>;
+export type FunctionGroupName = keyof typeof FUNCTION_GROUPS;
+
+export interface Operation {
+  /** Stable name, recorded as `operation` in log entries. */
+  name: string;
+  method: HttpMethod;
+  /** Path template; `{name}` matches one path segment. */
+  path: string;
+  group: FunctionGroupName;
+  access: Access;
+  /** Writes a usage log entry (every model operation does). */
+  logged: boolean;
+}
+
+const scope = (s: Scope): Access => ({ kind: 'scope', scope: s });
+const admin: Access = { kind: 'admin' };
+const open: Access = { kind: 'public' };
+const anyCaller: Access = { kind: 'authenticated' };
+
+export const OPERATIONS: readonly Operation[] = [
+  { name: 'health', method: 'GET', path: '/v1/health', group: 'control', access: open, logged: false },
+
+  {
+    name: 'chat.completions',
+    method: 'POST',
+    path: '/v1/chat/completions',
+    group: 'chat',
+    access: scope('completions.write'),
+    logged: true,
+  },
+
+  {
+    name: 'organisation.get',
+    method: 'GET',
+    path: '/v1/organisation',
+    group: 'control',
+    access: anyCaller,
+    logged: false,
+  },
+  {
+    name: 'workspaces.create',
+    method: 'POST',
+    path: '/v1/workspaces',
+    group: 'control',
+    access: admin,
+    logged: false,
+  },
+  { name: 'workspaces.list', method: 'GET', path: '/v1/workspaces', group: 'control', access: admin, logged: false },
+  {
+    name: 'api_keys.create',
+    method: 'POST',
+    path: '/v1/api-keys',
+    group: 'control',
+    access: scope('api_keys.write'),
+    logged: false,
+  },
+  {
+    name: 'api_keys.list',
+    method: 'GET',
+    path: '/v1/api-keys',
+    group: 'control',
+    access: scope('api_keys.read'),
+    logged: false,
+  },
+  {
+    name: 'api_keys.delete',
+    method: 'DELETE',
+    path: '/v1/api-keys/{id}',
+    group: 'control',
+    access: scope('api_keys.write'),
+    logged: false,
+  },
+
+  { name: 'logs.list', method: 'GET', path: '/v1/logs', group: 'logs', access: scope('logs.view'), logged: false },
+  {
+    name: 'logs.get',
+    method: 'GET',
+    path: '/v1/logs/{id}',
+    group: 'logs',
+    access: scope('logs.view'),
+    logged: false,
+  },
+];
+
+/** Operations of one function group, for its handler's router and for the stack's routes. */
+export function operationsOf(group: FunctionGroupName): Operation[] {
+  return OPERATIONS.filter((op) => op.group === group);
+}

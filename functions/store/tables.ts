@@ -1,0 +1,58 @@
+// DynamoDB table definitions. Plain data: lib/ creates these tables in the stack, local/ creates them in
+// the embedded DynamoDB, and the repositories read each table's name from `envVar` at container start.
+
+export interface KeyAttribute {
+  name: string;
+  type: 'S' | 'N';
+}
+
+export interface GlobalIndexDefinition {
+  name: string;
+  partitionKey: KeyAttribute;
+  sortKey: KeyAttribute;
+}
+
+export interface TableDefinition {
+  /** Logical id: CDK construct id, and the local table name `gateway-<id>`. */
+  id: string;
+  /** Environment variable through which functions learn the table's real name. */
+  envVar: string;
+  partitionKey: KeyAttribute;
+  sortKey: KeyAttribute;
+  /** Attribute holding an epoch-seconds expiry. DynamoDB TTL on AWS; readers filter expired items too. */
+  ttlAttribute?: string;
+  globalIndexes: GlobalIndexDefinition[];
+}
+
+export const TABLES = {
+  /** Organisations, workspaces, API keys (by hash and by id), and later virtual keys, prompts, configs. */
+  control: {
+    id: 'control',
+    envVar: 'TABLE_CONTROL',
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+    globalIndexes: [],
+  },
+  /**
+   * Usage logs. `pk` is `<organisation_id>#<workspace>`, `id` a time-ordered ULID, so a workspace's logs
+   * read newest first; the `by-organisation` index serves organisation-wide reads.
+   */
+  logs: {
+    id: 'logs',
+    envVar: 'TABLE_LOGS',
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'id', type: 'S' },
+    ttlAttribute: 'expires_at',
+    globalIndexes: [
+      {
+        name: 'by-organisation',
+        partitionKey: { name: 'organisation_id', type: 'S' },
+        sortKey: { name: 'id', type: 'S' },
+      },
+    ],
+  },
+} as const satisfies Record<string, TableDefinition>;
+
+export type TableName = keyof typeof TABLES;
+
+export const ALL_TABLES: TableDefinition[] = Object.values(TABLES);
