@@ -103,7 +103,14 @@ export const OPERATIONS: readonly Operation[] = [
     access: admin,
     logged: false,
   },
-  { name: 'workspaces.list', method: 'GET', path: '/v1/workspaces', group: 'control', access: admin, logged: false },
+  {
+    name: 'workspaces.list',
+    method: 'GET',
+    path: '/v1/workspaces',
+    group: 'control',
+    access: admin,
+    logged: false,
+  },
   {
     name: 'api_keys.create',
     method: 'POST',
@@ -129,7 +136,14 @@ export const OPERATIONS: readonly Operation[] = [
     logged: false,
   },
 
-  { name: 'logs.list', method: 'GET', path: '/v1/logs', group: 'logs', access: scope('logs.view'), logged: false },
+  {
+    name: 'logs.list',
+    method: 'GET',
+    path: '/v1/logs',
+    group: 'logs',
+    access: scope('logs.view'),
+    logged: false,
+  },
   {
     name: 'logs.get',
     method: 'GET',

@@ -1,0 +1,147 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { ulid } from 'ulid';
+import { badRequest, forbidden, notFound } from '../gateway/errors';
+import { SCOPES, type Scope } from '../operations';
+import { type ApiKeyRecord, ControlStore } from '../store/control-store';
+import { DEFAULT_WORKSPACE, type Principal } from './principal';
+
+const KEY_PREFIX = 'gwk_';
+const DEFAULT_WORKSPACE_SCOPES: Scope[] = ['completions.write', 'logs.view'];
+// A deleted key keeps working for at most this long in a warm container.
+const CACHE_TTL_MS = Number(process.env.GATEWAY_AUTH_CACHE_TTL_MS ?? 10_000);
+const CACHE_MAX = 10_000;
+
+export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+
+export function generateKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** The public view of a key record: never the hash, never the key. */
+export function presentKey(record: ApiKeyRecord) {
+  return {
+    id: record.id,
+    object: 'api_key',
+    name: record.name,
+    type: record.type,
+    workspace: record.workspace,
+    scopes: record.type === 'organisation' ? [...SCOPES] : record.scopes,
+    last_four: record.last_four,
+    created_at: record.created_at,
+  };
+}
+
+interface CacheEntry {
+  record: ApiKeyRecord | null;
+  expires: number;
+}
+
+export class ApiKeyService {
+  private readonly cache = new Map<string, CacheEntry>();
+
+  constructor(private readonly store = new ControlStore()) {}
+
+  /** Looks a presented key up by its hash, through a short per-container cache (misses cached too). */
+  async authenticate(presented: string, options: { fresh?: boolean } = {}): Promise<Principal | undefined> {
+    const hash = hashKey(presented);
+    const now = Date.now();
+    let entry = this.cache.get(hash);
+    if (!entry || entry.expires <= now || options.fresh) {
+      const record = (await this.store.getApiKeyByHash(hash)) ?? null;
+      entry = { record, expires: now + CACHE_TTL_MS };
+      if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
+      this.cache.set(hash, entry);
+    }
+    const record = entry.record;
+    if (!record) return undefined;
+    return {
+      type: 'api_key',
+      organisationId: record.organisation_id,
+      workspace: record.workspace ?? DEFAULT_WORKSPACE,
+      isOrganisationAdmin: record.type === 'organisation',
+      scopes: new Set(record.scopes),
+      keyId: record.id,
+    };
+  }
+
+  /** Creates a key; returns the record and the raw key, which is shown only this once. */
+  async create(caller: Principal, input: unknown): Promise<{ record: ApiKeyRecord; key: string }> {
+    const body = asObject(input);
+    const name = body.name;
+    if (typeof name !== 'string' || name.trim() === '' || name.length > 200) {
+      throw badRequest('name is required: a string of 1 to 200 characters.', 'name');
+    }
+    const type = body.type ?? 'workspace';
+    if (type !== 'workspace' && type !== 'organisation') {
+      throw badRequest('type must be "workspace" or "organisation".', 'type');
+    }
+    if (type === 'organisation' && !caller.isOrganisationAdmin) {
+      throw forbidden('Only an organisation admin key can create organisation keys.', 'admin_required');
+    }
+    let workspace: string | null = null;
+    let scopes: Scope[] = [];
+    if (type === 'workspace') {
+      workspace = body.workspace === undefined ? caller.workspace : (body.workspace as string);
+      if (typeof workspace !== 'string') throw badRequest('workspace must be a workspace slug.', 'workspace');
+      if (!caller.isOrganisationAdmin && workspace !== caller.workspace) {
+        throw forbidden(`This key cannot manage workspace "${workspace}".`, 'wrong_workspace');
+      }
+      if (!(await this.store.getWorkspace(caller.organisationId, workspace))) {
+        throw badRequest(`Unknown workspace "${workspace}".`, 'workspace', 'unknown_workspace');
+      }
+      scopes = parseScopes(body.scopes);
+      const missing = scopes.filter((s) => !caller.isOrganisationAdmin && !caller.scopes.has(s));
+      if (missing.length > 0) {
+        throw forbidden(`A key cannot grant scopes it does not hold: ${missing.join(', ')}.`);
+      }
+    }
+    const key = generateKey();
+    const record: ApiKeyRecord = {
+      id: `key_${ulid()}`,
+      name: name.trim(),
+      type,
+      organisation_id: caller.organisationId,
+      workspace,
+      scopes,
+      key_hash: hashKey(key),
+      last_four: key.slice(-4),
+      created_at: new Date().toISOString(),
+    };
+    await this.store.putApiKey(record);
+    return { record, key };
+  }
+
+  /** Admins see every key of the organisation; others only their workspace's keys. */
+  async list(caller: Principal): Promise<ApiKeyRecord[]> {
+    const all = await this.store.listApiKeys(caller.organisationId);
+    const visible = caller.isOrganisationAdmin ? all : all.filter((k) => k.workspace === caller.workspace);
+    return visible.sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  async delete(caller: Principal, id: string): Promise<void> {
+    const record = await this.store.getApiKey(caller.organisationId, id);
+    if (!record || (!caller.isOrganisationAdmin && record.workspace !== caller.workspace)) {
+      throw notFound(`No API key with id "${id}".`);
+    }
+    await this.store.deleteApiKey(record);
+    this.cache.delete(record.key_hash);
+  }
+}
+
+function parseScopes(value: unknown): Scope[] {
+  if (value === undefined) return [...DEFAULT_WORKSPACE_SCOPES];
+  if (!Array.isArray(value)) throw badRequest('scopes must be an array of scope names.', 'scopes');
+  const known = new Set<string>(SCOPES);
+  const bad = value.filter((s) => typeof s !== 'string' || !known.has(s));
+  if (bad.length > 0) {
+    throw badRequest(`Unknown scopes: ${bad.map(String).join(', ')}. Known: ${SCOPES.join(', ')}.`, 'scopes');
+  }
+  return [...new Set(value as Scope[])];
+}
+
+export function asObject(input: unknown): Record<string, unknown> {
+  if (!input || typeof input !== 'object' || Array.isArray(input)) {
+    throw badRequest('The request body must be a JSON object.');
+  }
+  return input as Record<string, unknown>;
+}

@@ -1,0 +1,79 @@
+import type { OperationHandler } from '../gateway/dispatch';
+import { badRequest, notFound } from '../gateway/errors';
+import { jsonResult, listResult, type RequestState } from '../gateway/http';
+import { CursorError } from '../store/dynamo';
+import { type LogQuery, LogStore } from '../store/log-store';
+import type { Principal } from './principal';
+
+const logs = new LogStore();
+const MAX_LIMIT = 100;
+
+function parseTime(value: string | undefined, param: string): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+  if (!Number.isFinite(ms))
+    throw badRequest(`${param} must be an ISO 8601 time or epoch milliseconds.`, param);
+  return ms;
+}
+
+/** Workspace keys and JWTs read their own workspace; an organisation admin reads all, or the one named. */
+function readableWorkspace(principal: Principal, requested: string | undefined): string | undefined {
+  if (principal.isOrganisationAdmin) return requested || undefined;
+  return principal.workspace;
+}
+
+export function parseLogQuery(principal: Principal, q: Record<string, string | undefined>): LogQuery {
+  const metadata: Record<string, string> = {};
+  for (const [k, v] of Object.entries(q)) {
+    if (k.startsWith('metadata.') && k.length > 9 && v !== undefined) metadata[k.slice(9)] = v;
+  }
+  let limit = 20;
+  if (q.limit !== undefined) {
+    limit = Number(q.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+      throw badRequest(`limit must be a whole number from 1 to ${MAX_LIMIT}.`, 'limit');
+    }
+  }
+  let status: number | undefined;
+  if (q.status !== undefined) {
+    status = Number(q.status);
+    if (!Number.isInteger(status)) throw badRequest('status must be an HTTP status code.', 'status');
+  }
+  return {
+    organisationId: principal.organisationId,
+    workspace: readableWorkspace(principal, q.workspace),
+    user: q.user,
+    virtualKey: q.virtual_key,
+    traceId: q.trace_id,
+    model: q.model,
+    status,
+    metadata,
+    fromMs: parseTime(q.from, 'from'),
+    toMs: parseTime(q.to, 'to'),
+    limit,
+    cursor: q.cursor,
+  };
+}
+
+const caller = (state: RequestState) => state.principal as Principal;
+
+export const logsOperations: Record<string, OperationHandler> = {
+  'logs.list': async (event, state) => {
+    const query = parseLogQuery(caller(state), event.queryStringParameters ?? {});
+    try {
+      const page = await logs.list(query);
+      return listResult(page.data, page.nextCursor);
+    } catch (error) {
+      if (error instanceof CursorError) throw badRequest('cursor is not valid.', 'cursor');
+      throw error;
+    }
+  },
+
+  'logs.get': async (_event, state) => {
+    const principal = caller(state);
+    const id = state.params.id ?? '';
+    const entry = await logs.get(principal.organisationId, readableWorkspace(principal, undefined), id);
+    if (!entry) throw notFound(`No log entry with id "${id}".`);
+    return jsonResult(200, entry);
+  },
+};

@@ -1,0 +1,127 @@
+import { badRequest } from './errors';
+
+/** A gateway config: from the `x-gateway-config` header (JSON) or saved and referenced by id. */
+export interface GatewayConfig {
+  provider?: string;
+  api_key?: string;
+  virtual_key?: string;
+  custom_host?: string;
+  vendor_organization?: string;
+  vendor_project?: string;
+  override_params?: Record<string, unknown>;
+  request_timeout?: number;
+  retry?: { attempts: number; on_status_codes?: number[] };
+  strategy?: { mode: 'single' | 'fallback' | 'loadbalance'; on_status_codes?: number[] };
+  targets?: GatewayConfig[];
+  weight?: number;
+}
+
+const STRING_FIELDS = [
+  'provider',
+  'api_key',
+  'virtual_key',
+  'custom_host',
+  'vendor_organization',
+  'vendor_project',
+];
+const KNOWN = new Set([
+  ...STRING_FIELDS,
+  'override_params',
+  'request_timeout',
+  'retry',
+  'strategy',
+  'targets',
+  'weight',
+]);
+const MODES = new Set(['single', 'fallback', 'loadbalance']);
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  !!v && typeof v === 'object' && !Array.isArray(v);
+const isStatusList = (v: unknown) =>
+  Array.isArray(v) && v.every((s) => Number.isInteger(s) && (s as number) >= 100 && (s as number) <= 599);
+
+/** Validates a config and every nested target; a 400 lists every bad field at once. */
+export function parseConfig(value: unknown): GatewayConfig {
+  const problems: string[] = [];
+  check(value, 'config', problems, 0);
+  if (problems.length > 0) {
+    throw badRequest(`Invalid gateway config: ${problems.join('; ')}.`, 'x-gateway-config', 'invalid_config');
+  }
+  return value as GatewayConfig;
+}
+
+function check(value: unknown, at: string, problems: string[], depth: number): void {
+  if (!isObject(value)) {
+    problems.push(`${at} must be an object`);
+    return;
+  }
+  if (depth > 5) {
+    problems.push(`${at} nests targets too deeply (at most 5 levels)`);
+    return;
+  }
+  for (const key of Object.keys(value)) {
+    if (!KNOWN.has(key)) problems.push(`${at}.${key} is not a known field`);
+  }
+  for (const key of STRING_FIELDS) {
+    if (value[key] !== undefined && (typeof value[key] !== 'string' || value[key] === '')) {
+      problems.push(`${at}.${key} must be a non-empty string`);
+    }
+  }
+  if (typeof value.custom_host === 'string' && !/^https?:\/\/[^\s/]+/i.test(value.custom_host)) {
+    problems.push(`${at}.custom_host must be an http or https URL`);
+  }
+  if (value.override_params !== undefined && !isObject(value.override_params)) {
+    problems.push(`${at}.override_params must be an object`);
+  }
+  const timeout = value.request_timeout;
+  if (
+    timeout !== undefined &&
+    !(Number.isInteger(timeout) && (timeout as number) > 0 && (timeout as number) <= 900_000)
+  ) {
+    problems.push(`${at}.request_timeout must be a whole number of milliseconds from 1 to 900000`);
+  }
+  if (value.weight !== undefined && !(typeof value.weight === 'number' && value.weight >= 0)) {
+    problems.push(`${at}.weight must be a number of 0 or more`);
+  }
+  if (value.retry !== undefined) {
+    const r = value.retry;
+    if (!isObject(r)) problems.push(`${at}.retry must be an object`);
+    else {
+      if (!(Number.isInteger(r.attempts) && (r.attempts as number) >= 0 && (r.attempts as number) <= 10)) {
+        problems.push(`${at}.retry.attempts must be a whole number from 0 to 10`);
+      }
+      if (r.on_status_codes !== undefined && !isStatusList(r.on_status_codes)) {
+        problems.push(`${at}.retry.on_status_codes must be an array of HTTP statuses`);
+      }
+      for (const k of Object.keys(r)) {
+        if (k !== 'attempts' && k !== 'on_status_codes')
+          problems.push(`${at}.retry.${k} is not a known field`);
+      }
+    }
+  }
+  if (value.strategy !== undefined) {
+    const s = value.strategy;
+    if (!isObject(s)) problems.push(`${at}.strategy must be an object`);
+    else {
+      if (typeof s.mode !== 'string' || !MODES.has(s.mode)) {
+        problems.push(`${at}.strategy.mode must be "single", "fallback" or "loadbalance"`);
+      }
+      if (s.on_status_codes !== undefined && !isStatusList(s.on_status_codes)) {
+        problems.push(`${at}.strategy.on_status_codes must be an array of HTTP statuses`);
+      }
+      for (const k of Object.keys(s)) {
+        if (k !== 'mode' && k !== 'on_status_codes')
+          problems.push(`${at}.strategy.${k} is not a known field`);
+      }
+    }
+  }
+  if (value.targets !== undefined) {
+    if (!Array.isArray(value.targets) || value.targets.length === 0) {
+      problems.push(`${at}.targets must be a non-empty array`);
+    } else {
+      value.targets.forEach((t, i) => {
+        check(t, `${at}.targets[${i}]`, problems, depth + 1);
+      });
+    }
+  }
+}

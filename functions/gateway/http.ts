@@ -1,0 +1,65 @@
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import type { Principal } from '../control/principal';
+import type { Operation } from '../operations';
+import type { UsageLogDraft } from './usage-log';
+
+/** A function URL event (payload format 2.0). */
+export type HttpEvent = APIGatewayProxyEventV2;
+
+/** A body is sent whole, or chunk by chunk as an async iterable yields it (never buffered). */
+export type HttpBody = string | AsyncIterable<string | Uint8Array>;
+
+export interface HttpResult {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: HttpBody;
+}
+
+/** Per-request state carried on the Lambda context through the middleware chain. */
+export interface RequestState {
+  requestId: string;
+  traceId: string;
+  /** `performance.now()` when the invocation started, for latency. */
+  startedAt: number;
+  /** Wall clock at start, for the log timestamp. */
+  startedAtMs: number;
+  /** Lower-cased request headers. */
+  headers: Record<string, string>;
+  operation?: Operation;
+  params: Record<string, string>;
+  principal?: Principal;
+  /** Present for logged operations once the caller is authenticated. */
+  log?: UsageLogDraft;
+  /** Aborted when the client goes away before the reply is complete. */
+  clientSignal: AbortSignal;
+  /** Work that runs after the client has its last byte, before the invocation returns. */
+  afterSend: Array<(outcome: SendOutcome) => Promise<void>>;
+  /** Headers added to every reply, errors included. */
+  replyHeaders: Record<string, string>;
+}
+
+export interface SendOutcome {
+  statusCode: number;
+  /** The client went away before the last byte. */
+  clientDisconnected: boolean;
+}
+
+export interface GatewayContext extends Context {
+  gateway: RequestState;
+}
+
+export function jsonResult(
+  statusCode: number,
+  value: unknown,
+  headers: Record<string, string> = {},
+): HttpResult {
+  return {
+    statusCode,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(value),
+  };
+}
+
+export function listResult(data: unknown[], nextCursor: string | null): HttpResult {
+  return jsonResult(200, { object: 'list', data, next_cursor: nextCursor });
+}

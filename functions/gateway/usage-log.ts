@@ -1,0 +1,94 @@
+import type { SendOutcome } from './http';
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /** Prompt tokens served from the provider's cache, when it reports them. */
+  cached_tokens?: number;
+}
+
+/** One log entry per request. Field names are part of the public contract (DESIGN.md section 4). */
+export interface LogEntry {
+  id: string;
+  trace_id: string;
+  timestamp: string;
+  organisation_id: string;
+  workspace: string;
+  auth: { type: 'api_key' | 'jwt'; key_id?: string; subject?: string };
+  user: string | null;
+  metadata: Record<string, string>;
+  operation: string;
+  provider: string | null;
+  model: string | null;
+  virtual_key: string | null;
+  status: number;
+  stream: boolean;
+  latency_ms: number;
+  upstream_latency_ms: number | null;
+  usage: Usage | null;
+  cost: number | null;
+  request: unknown;
+  response: unknown;
+  error: { message: string; type: string; code: string | null; origin: string } | null;
+  /** Set when the bodies live in the blob store and were not loaded for this read. */
+  body_ref?: string;
+}
+
+/** What a handler fills in while it serves a logged request; finished after the last byte is sent. */
+export class UsageLogDraft {
+  provider: string | null = null;
+  model: string | null = null;
+  virtualKey: string | null = null;
+  user: string | null = null;
+  stream = false;
+  request: unknown = null;
+  response: unknown = null;
+  usage: Usage | null = null;
+  cost: number | null = null;
+  upstreamLatencyMs: number | null = null;
+  error: LogEntry['error'] = null;
+  /** Overrides the HTTP status when a stream failed after its 200 was sent. */
+  effectiveStatus: number | null = null;
+
+  constructor(
+    readonly base: Pick<
+      LogEntry,
+      'id' | 'trace_id' | 'timestamp' | 'organisation_id' | 'workspace' | 'auth' | 'metadata' | 'operation'
+    >,
+    private readonly startedAt: number,
+  ) {}
+
+  finish(outcome: SendOutcome, endedAt: number): LogEntry {
+    let status = this.effectiveStatus ?? outcome.statusCode;
+    let error = this.error;
+    if (outcome.clientDisconnected && !error) {
+      // 499: the client closed the request (the nginx convention); the reply was not delivered whole.
+      status = 499;
+      error = {
+        message: 'The client disconnected before the reply was complete.',
+        type: 'client_closed',
+        code: null,
+        origin: 'gateway',
+      };
+    }
+    return {
+      ...this.base,
+      user: this.user,
+      provider: this.provider,
+      model: this.model,
+      virtual_key: this.virtualKey,
+      status,
+      stream: this.stream,
+      latency_ms: round(endedAt - this.startedAt),
+      upstream_latency_ms: this.upstreamLatencyMs === null ? null : round(this.upstreamLatencyMs),
+      usage: this.usage,
+      cost: this.cost,
+      request: this.request,
+      response: this.response,
+      error,
+    };
+  }
+}
+
+const round = (ms: number) => Math.round(ms * 100) / 100;

@@ -1,0 +1,36 @@
+import { asGatewayError } from '../gateway/errors';
+import { jsonResult } from '../gateway/http';
+import { logger } from '../gateway/logger';
+import type { GatewayMiddleware } from './types';
+
+/** Turns any thrown error into an OpenAI-shaped reply, and records it on the log entry. */
+export function errorResponder(): GatewayMiddleware {
+  return {
+    onError: (request) => {
+      const state = request.context.gateway;
+      const error = asGatewayError(request.error);
+      if (error.status >= 500 && error.origin === 'gateway' && error !== request.error) {
+        logger.error('unexpected error', {
+          requestId: state.requestId,
+          operation: state.operation?.name,
+          error:
+            request.error instanceof Error
+              ? { name: request.error.name, message: request.error.message, stack: request.error.stack }
+              : String(request.error),
+        });
+      }
+      if (state.log) {
+        state.log.error = {
+          message: error.message,
+          type: error.type,
+          code: error.code,
+          origin: error.origin,
+        };
+      }
+      request.response = jsonResult(error.status, error.toBody(), {
+        'x-gateway-error-origin': error.origin,
+        ...error.headers,
+      });
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import type { Writable } from 'node:stream';
+import type { Context } from 'aws-lambda';
+import { ulid } from 'ulid';
+import { internalError } from '../gateway/errors';
+import type { GatewayContext, HttpEvent, HttpResult, RequestState, SendOutcome } from '../gateway/http';
+import { logger } from '../gateway/logger';
+
+type Chain = (event: HttpEvent, context: GatewayContext) => Promise<HttpResult>;
+
+// Lambda may hold back small first writes of a stream; an SSE comment of this many bytes on the first
+// write pushes the headers and first event out at once where that happens. Off by default.
+const PADDING_BYTES = Math.max(
+  0,
+  Math.min(Number(process.env.GATEWAY_STREAM_PADDING_BYTES ?? 0) || 0, 65_536),
+);
+
+/**
+ * The Lambda entry point around a Middy chain. Middy runs `after` before a streamed body is sent, so the
+ * body is written here, chunk by chunk, and the request's `afterSend` work (usage log, spend) runs once
+ * the client has its last byte and before the invocation returns.
+ */
+export function streamingHandler(chain: Chain) {
+  return awslambda.streamifyResponse<HttpEvent>(async (event, responseStream: Writable, context: Context) => {
+    const client = new AbortController();
+    const state: RequestState = {
+      requestId: ulid(),
+      traceId: '',
+      startedAt: performance.now(),
+      startedAtMs: Date.now(),
+      headers: {},
+      params: {},
+      clientSignal: client.signal,
+      afterSend: [],
+      replyHeaders: {},
+    };
+    const gatewayContext = Object.assign(context, { gateway: state }) as GatewayContext;
+
+    let result: HttpResult;
+    try {
+      result = await chain(event, gatewayContext);
+    } catch (error) {
+      logger.error('handler chain threw', { requestId: state.requestId, error: (error as Error).message });
+      const e = internalError();
+      result = {
+        statusCode: e.status,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(e.toBody()),
+      };
+    }
+
+    let finished = false;
+    let disconnected = false;
+    const onGone = () => {
+      // A stream that finished normally closes too; only a close before `finish` is a departure.
+      if (finished || responseStream.writableFinished) return;
+      disconnected = true;
+      client.abort();
+    };
+    responseStream.once('close', onGone);
+    responseStream.once('error', onGone);
+
+    const out = awslambda.HttpResponseStream.from(responseStream, {
+      statusCode: result.statusCode,
+      headers: { ...result.headers, ...state.replyHeaders },
+    });
+    try {
+      if (typeof result.body === 'string') {
+        out.write(result.body);
+      } else {
+        if (PADDING_BYTES > 0) out.write(`:${' '.repeat(PADDING_BYTES)}\n\n`);
+        for await (const chunk of result.body) {
+          if (disconnected) break;
+          if (!out.write(chunk)) await drained(out);
+        }
+      }
+      if (!disconnected) await endStream(out);
+    } catch (error) {
+      disconnected = true;
+      client.abort();
+      logger.warn('reply stream failed', { requestId: state.requestId, error: (error as Error).message });
+    }
+    finished = true;
+
+    const outcome: SendOutcome = { statusCode: result.statusCode, clientDisconnected: disconnected };
+    await Promise.all(
+      state.afterSend.map((task) =>
+        task(outcome).catch((error: unknown) =>
+          logger.error('after-send task failed', {
+            requestId: state.requestId,
+            error: (error as Error).message,
+          }),
+        ),
+      ),
+    );
+  });
+}
+
+function drained(stream: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+  });
+}
+
+function endStream(stream: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    stream.end(() => resolve());
+    stream.once('close', () => resolve());
+  });
+}

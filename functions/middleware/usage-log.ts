@@ -1,0 +1,86 @@
+import { badRequest } from '../gateway/errors';
+import { logger } from '../gateway/logger';
+import { UsageLogDraft } from '../gateway/usage-log';
+import { LogStore } from '../store/log-store';
+import type { GatewayMiddleware } from './types';
+
+const MAX_METADATA_KEYS = 64;
+
+/** Parses `x-gateway-metadata`: a JSON object whose values are strings. */
+export function parseMetadata(header: string | undefined): Record<string, string> {
+  if (header === undefined || header.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(header);
+  } catch {
+    throw badRequest('x-gateway-metadata must be a JSON object of string values.', 'x-gateway-metadata');
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    throw badRequest('x-gateway-metadata must be a JSON object of string values.', 'x-gateway-metadata');
+  }
+  const entries = Object.entries(value);
+  if (entries.length > MAX_METADATA_KEYS) {
+    throw badRequest(`x-gateway-metadata holds at most ${MAX_METADATA_KEYS} keys.`, 'x-gateway-metadata');
+  }
+  const bad = entries.filter(
+    ([k, v]) => typeof v !== 'string' || k === '' || k.length > 128 || v.length > 1024,
+  );
+  if (bad.length > 0) {
+    throw badRequest(
+      `x-gateway-metadata values must be strings (keys up to 128, values up to 1024 characters): ${bad.map(([k]) => k).join(', ')}.`,
+      'x-gateway-metadata',
+    );
+  }
+  return Object.fromEntries(entries) as Record<string, string>;
+}
+
+/**
+ * Opens a log entry for every authenticated call of a logged operation and writes it once the client
+ * has its last byte: the stream adapter runs `afterSend` after `end()`, before the invocation returns.
+ */
+export function usageLog(store = new LogStore()): GatewayMiddleware {
+  return {
+    before: (request) => {
+      const state = request.context.gateway;
+      const { operation, principal } = state;
+      if (!operation?.logged || !principal) return;
+      let metadata: Record<string, string> = {};
+      let metadataError: Error | undefined;
+      try {
+        metadata = parseMetadata(state.headers['x-gateway-metadata']);
+      } catch (error) {
+        metadataError = error as Error;
+      }
+      const draft = new UsageLogDraft(
+        {
+          id: state.requestId,
+          trace_id: state.traceId,
+          timestamp: new Date(state.startedAtMs).toISOString(),
+          organisation_id: principal.organisationId,
+          workspace: principal.workspace,
+          auth: {
+            type: principal.type,
+            ...(principal.keyId ? { key_id: principal.keyId } : {}),
+            ...(principal.subject ? { subject: principal.subject } : {}),
+          },
+          metadata,
+          operation: operation.name,
+        },
+        state.startedAt,
+      );
+      draft.user = metadata._user ?? null;
+      state.log = draft;
+      state.afterSend.push(async (outcome) => {
+        const entry = draft.finish(outcome, performance.now());
+        try {
+          await store.put(entry);
+        } catch (error) {
+          // The SDK already retried. Keep what we can in the operational log, without bodies.
+          const { request: _req, response: _res, ...summary } = entry;
+          logger.error('usage log write failed', { entry: summary, error: (error as Error).message });
+        }
+      });
+      if (metadataError) throw metadataError;
+    },
+  };
+}

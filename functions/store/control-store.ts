@@ -1,0 +1,181 @@
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { Scope } from '../operations';
+import { documentClient, tableName } from './dynamo';
+
+// Control entities in one table. Keys:
+//   BOOTSTRAP / BOOTSTRAP        -> which organisation the deployment bootstrapped
+//   ORG#<org> / ORG              -> organisation
+//   ORG#<org> / WS#<slug>        -> workspace
+//   ORG#<org> / KEY#<id>         -> API key record (listing, deletion)
+//   KEYHASH#<sha256> / KEY       -> API key record by hash (authentication, one GetItem)
+
+export interface OrganisationRecord {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface WorkspaceRecord {
+  id: string;
+  slug: string;
+  name: string;
+  organisation_id: string;
+  created_at: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  type: 'workspace' | 'organisation';
+  organisation_id: string;
+  /** Workspace slug; null for organisation keys. */
+  workspace: string | null;
+  scopes: Scope[];
+  key_hash: string;
+  /** The key's last four characters, for recognising it in a list. */
+  last_four: string;
+  created_at: string;
+}
+
+const TABLE = () => tableName('control');
+
+export class ControlStore {
+  private readonly db = documentClient();
+
+  async getBootstrapOrganisationId(): Promise<string | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: TABLE(), Key: { pk: 'BOOTSTRAP', sk: 'BOOTSTRAP' }, ConsistentRead: true }),
+    );
+    return out.Item?.organisation_id as string | undefined;
+  }
+
+  /** Records the bootstrap organisation once; returns the one that won if another start raced us. */
+  async claimBootstrap(organisationId: string): Promise<string> {
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: TABLE(),
+          Item: { pk: 'BOOTSTRAP', sk: 'BOOTSTRAP', organisation_id: organisationId },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      return organisationId;
+    } catch (error) {
+      if (isConditionFailure(error)) {
+        const existing = await this.getBootstrapOrganisationId();
+        if (existing) return existing;
+      }
+      throw error;
+    }
+  }
+
+  async putOrganisation(org: OrganisationRecord): Promise<void> {
+    await this.putIfAbsent({ pk: `ORG#${org.id}`, sk: 'ORG', ...org });
+  }
+
+  async getOrganisation(id: string): Promise<OrganisationRecord | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: TABLE(), Key: { pk: `ORG#${id}`, sk: 'ORG' } }),
+    );
+    return out.Item ? strip<OrganisationRecord>(out.Item) : undefined;
+  }
+
+  /** Creates the workspace; false when the slug is taken. */
+  async createWorkspace(ws: WorkspaceRecord): Promise<boolean> {
+    return this.putIfAbsent({ pk: `ORG#${ws.organisation_id}`, sk: `WS#${ws.slug}`, ...ws });
+  }
+
+  async getWorkspace(organisationId: string, slug: string): Promise<WorkspaceRecord | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: TABLE(), Key: { pk: `ORG#${organisationId}`, sk: `WS#${slug}` } }),
+    );
+    return out.Item ? strip<WorkspaceRecord>(out.Item) : undefined;
+  }
+
+  async listWorkspaces(organisationId: string): Promise<WorkspaceRecord[]> {
+    return this.queryPrefix<WorkspaceRecord>(`ORG#${organisationId}`, 'WS#');
+  }
+
+  /** Writes the hash record first: a key that cannot be listed is better than one that cannot be used. */
+  async putApiKey(key: ApiKeyRecord): Promise<void> {
+    await this.db.send(
+      new PutCommand({ TableName: TABLE(), Item: { pk: `KEYHASH#${key.key_hash}`, sk: 'KEY', ...key } }),
+    );
+    await this.db.send(
+      new PutCommand({
+        TableName: TABLE(),
+        Item: { pk: `ORG#${key.organisation_id}`, sk: `KEY#${key.id}`, ...key },
+      }),
+    );
+  }
+
+  async getApiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: TABLE(), Key: { pk: `KEYHASH#${hash}`, sk: 'KEY' } }),
+    );
+    return out.Item ? strip<ApiKeyRecord>(out.Item) : undefined;
+  }
+
+  async getApiKey(organisationId: string, id: string): Promise<ApiKeyRecord | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: TABLE(), Key: { pk: `ORG#${organisationId}`, sk: `KEY#${id}` } }),
+    );
+    return out.Item ? strip<ApiKeyRecord>(out.Item) : undefined;
+  }
+
+  async listApiKeys(organisationId: string): Promise<ApiKeyRecord[]> {
+    return this.queryPrefix<ApiKeyRecord>(`ORG#${organisationId}`, 'KEY#');
+  }
+
+  /** Removes the hash record first, so the key stops authenticating even if the second delete fails. */
+  async deleteApiKey(key: ApiKeyRecord): Promise<void> {
+    await this.db.send(
+      new DeleteCommand({ TableName: TABLE(), Key: { pk: `KEYHASH#${key.key_hash}`, sk: 'KEY' } }),
+    );
+    await this.db.send(
+      new DeleteCommand({
+        TableName: TABLE(),
+        Key: { pk: `ORG#${key.organisation_id}`, sk: `KEY#${key.id}` },
+      }),
+    );
+  }
+
+  private async putIfAbsent(item: Record<string, unknown>): Promise<boolean> {
+    try {
+      await this.db.send(
+        new PutCommand({ TableName: TABLE(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  private async queryPrefix<T>(pk: string, skPrefix: string): Promise<T[]> {
+    const items: T[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await this.db.send(
+        new QueryCommand({
+          TableName: TABLE(),
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of out.Items ?? []) items.push(strip<T>(item));
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+}
+
+export function isConditionFailure(error: unknown): boolean {
+  return (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
+}
+
+function strip<T>(item: Record<string, unknown>): T {
+  const { pk: _pk, sk: _sk, ...rest } = item;
+  return rest as T;
+}

@@ -1,0 +1,49 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { TABLES, type TableName } from './tables';
+
+// Built once per container. DYNAMODB_ENDPOINT points at the embedded DynamoDB locally.
+let client: DynamoDBDocumentClient | undefined;
+
+export function documentClient(): DynamoDBDocumentClient {
+  if (!client) {
+    const endpoint = process.env.DYNAMODB_ENDPOINT;
+    const base = new DynamoDBClient(endpoint ? { endpoint, maxAttempts: 3 } : { maxAttempts: 3 });
+    client = DynamoDBDocumentClient.from(base, {
+      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+    });
+  }
+  return client;
+}
+
+/** The real name of a table, from the environment the stack (or the local runtime) sets. */
+export function tableName(table: TableName): string {
+  const def = TABLES[table];
+  const name = process.env[def.envVar];
+  if (!name) throw new Error(`${def.envVar} is not set`);
+  return name;
+}
+
+export const nowEpochSeconds = () => Math.floor(Date.now() / 1000);
+
+/** Cursor tokens are opaque to clients: a DynamoDB key, base64url-encoded JSON. */
+export function encodeCursor(key: Record<string, unknown> | undefined): string | null {
+  return key ? Buffer.from(JSON.stringify(key)).toString('base64url') : null;
+}
+
+export function decodeCursor(cursor: string | undefined): Record<string, unknown> | undefined {
+  if (!cursor) return undefined;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // fall through: a malformed cursor is the caller's error
+  }
+  throw new CursorError();
+}
+
+export class CursorError extends Error {
+  constructor() {
+    super('cursor is not valid');
+  }
+}

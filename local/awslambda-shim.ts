@@ -1,0 +1,77 @@
+import type { ServerResponse } from 'node:http';
+import { Writable } from 'node:stream';
+
+// The response-streaming globals of the Lambda Node.js runtime, for the local server. As in Lambda,
+// `HttpResponseStream.from` sets the status and headers, sent with the first write (or the end).
+
+interface Prelude {
+  statusCode: number;
+  headers?: Record<string, string>;
+  cookies?: string[];
+}
+
+const STREAMING = Symbol.for('gateway.local.streaming');
+
+export class LocalResponseStream extends Writable {
+  private prelude: Prelude = { statusCode: 200 };
+  private headSent = false;
+
+  constructor(private readonly res: ServerResponse) {
+    super({ decodeStrings: false });
+    // The socket closing before the reply ended means the client went away.
+    res.once('close', () => {
+      if (!res.writableFinished) this.destroy();
+    });
+  }
+
+  /** Lambda's stream has it; the prelude's headers say everything here. */
+  setContentType(_contentType: string): void {}
+
+  setPrelude(prelude: Prelude): void {
+    this.prelude = prelude;
+  }
+
+  private sendHead(): void {
+    if (this.headSent) return;
+    this.headSent = true;
+    const headers: Record<string, string | string[]> = { ...this.prelude.headers };
+    if (this.prelude.cookies?.length) headers['set-cookie'] = this.prelude.cookies;
+    this.res.writeHead(this.prelude.statusCode, headers);
+    this.res.flushHeaders();
+  }
+
+  override _write(
+    chunk: Buffer | string,
+    _encoding: BufferEncoding,
+    callback: (error?: Error | null) => void,
+  ): void {
+    this.sendHead();
+    // The callback fires once the chunk is handed to the socket: back-pressure, and no buffering.
+    this.res.write(chunk, (error) => callback(error ?? null));
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.sendHead();
+    this.res.end(() => callback());
+  }
+}
+
+export function installAwsLambdaShim(): void {
+  // The SDK's invoke store may have created the object already; add the streaming members to it.
+  const global = globalThis as { awslambda?: Record<string, unknown> };
+  global.awslambda ??= {};
+  const target = global.awslambda;
+  if (typeof target.streamifyResponse === 'function') return;
+  Object.assign(target, {
+    streamifyResponse<T>(handler: T): T {
+      Object.defineProperty(handler, STREAMING, { value: true });
+      return handler;
+    },
+    HttpResponseStream: {
+      from(stream: LocalResponseStream, prelude: Prelude): LocalResponseStream {
+        stream.setPrelude(prelude);
+        return stream;
+      },
+    },
+  });
+}

@@ -1,0 +1,22 @@
+import { startGateway } from './server';
+
+// `npm start`: the gateway on a laptop, no AWS account needed.
+const gateway = await startGateway();
+console.log(`LLM gateway listening on ${gateway.url}  (data: ${process.env.GATEWAY_DATA_DIR})`);
+if (gateway.generatedAdminKey) {
+  console.log('\nOrganisation admin key (shown once, stored only as a hash; keep it safe):');
+  console.log(`  ${gateway.generatedAdminKey}\n`);
+}
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) process.exit(130);
+    stopping = true;
+    console.log('\nStopping: finishing requests in flight and writing their logs...');
+    void gateway.close().then(() => {
+      console.log('Stopped.');
+      process.exit(0);
+    });
+  });
+}

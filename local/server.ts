@@ -1,0 +1,215 @@
+import { randomUUID } from 'node:crypto';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Context } from 'aws-lambda';
+import { bootstrap } from '../functions/control/bootstrap';
+import type { HttpEvent } from '../functions/gateway/http';
+import { compileRoutes, matchRoute } from '../functions/middleware/route';
+import { FUNCTION_GROUPS, type FunctionGroupName, OPERATIONS } from '../functions/operations';
+import { ALL_TABLES } from '../functions/store/tables';
+import { installAwsLambdaShim, LocalResponseStream } from './awslambda-shim';
+import { ensureTables, localTableName, startDynalite } from './dynamodb';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+// Lambda's own limit for a function URL request; the gateway's smaller limit is enforced by the handlers.
+const TRANSPORT_LIMIT = 6 * 1024 * 1024;
+const TEXT_TYPES = /^(text\/|application\/(json|x-www-form-urlencoded|xml|javascript)|[^;]*\+json)/i;
+
+type Handler = (event: HttpEvent, stream: LocalResponseStream, context: Context) => Promise<void>;
+
+export interface GatewayOptions {
+  port?: number;
+  host?: string;
+  /** Where state lives. Undefined with `inMemory` for tests. */
+  dataDir?: string;
+  /** Keep the embedded DynamoDB in memory (tests); the data dir still holds blobs. */
+  inMemory?: boolean;
+  adminKey?: string;
+  /** An existing DynamoDB instead of the embedded one. */
+  dynamodbEndpoint?: string;
+}
+
+export interface RunningGateway {
+  url: string;
+  port: number;
+  organisationId: string;
+  /** Set only when the admin key was generated on this start. */
+  generatedAdminKey?: string;
+  close(): Promise<void>;
+}
+
+/** Starts the local gateway: embedded DynamoDB, tables, bootstrap, every handler on one port. */
+export async function startGateway(options: GatewayOptions = {}): Promise<RunningGateway> {
+  const dataDir = resolve(options.dataDir ?? process.env.GATEWAY_DATA_DIR ?? '.data');
+  const env = process.env;
+  env.GATEWAY_DATA_DIR = dataDir;
+  env.AWS_REGION ??= 'us-east-1';
+  env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+  for (const def of ALL_TABLES) env[def.envVar] ??= localTableName(def);
+
+  let dynamo: { endpoint: string; close(): Promise<void> } | undefined;
+  const endpoint = options.dynamodbEndpoint ?? env.DYNAMODB_ENDPOINT;
+  if (endpoint) {
+    env.DYNAMODB_ENDPOINT = endpoint;
+  } else {
+    dynamo = await startDynalite(options.inMemory ? undefined : dataDir);
+    env.DYNAMODB_ENDPOINT = dynamo.endpoint;
+    // The embedded DynamoDB checks no signature, but the SDK insists on signing with something.
+    env.AWS_ACCESS_KEY_ID ??= 'local';
+    env.AWS_SECRET_ACCESS_KEY ??= 'local';
+  }
+  await ensureTables(env.DYNAMODB_ENDPOINT);
+  const boot = await bootstrap(options.adminKey ?? env.GATEWAY_ADMIN_KEY);
+
+  installAwsLambdaShim();
+  const handlers = {} as Record<FunctionGroupName, Handler>;
+  for (const [group, def] of Object.entries(FUNCTION_GROUPS)) {
+    const mod = (await import(pathToFileURL(join(ROOT, def.entry)).href)) as { handler: Handler };
+    handlers[group as FunctionGroupName] = mod.handler;
+  }
+  const routes = compileRoutes(OPERATIONS);
+  const inFlight = new Set<Promise<void>>();
+
+  const server = http.createServer({ noDelay: true, keepAliveTimeout: 65_000 }, (req, res) => {
+    const job = serve(req, res, routes, handlers).catch((error: unknown) => {
+      if (!res.headersSent) {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            error: { message: 'local server error', type: 'server_error', code: null, param: null },
+          }),
+        );
+      }
+      console.error('local server:', (error as Error).message);
+    });
+    inFlight.add(job);
+    void job.finally(() => inFlight.delete(job));
+  });
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? Number(env.PORT ?? 8787), options.host ?? '127.0.0.1', () =>
+      resolveListen(),
+    );
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    port,
+    organisationId: boot.organisationId,
+    generatedAdminKey: boot.generatedAdminKey,
+    close() {
+      closing ??= (async () => {
+        // Stop taking requests, let those in flight finish (their logs included), then stop the store.
+        const stopped = new Promise<void>((r) => server.close(() => r()));
+        server.closeIdleConnections();
+        await Promise.race([
+          Promise.allSettled([...inFlight]),
+          new Promise((r) => setTimeout(r, 30_000).unref()),
+        ]);
+        server.closeAllConnections();
+        await stopped;
+        await dynamo?.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+async function serve(
+  req: IncomingMessage,
+  res: ServerResponse,
+  routes: ReturnType<typeof compileRoutes>,
+  handlers: Record<FunctionGroupName, Handler>,
+): Promise<void> {
+  if (req.method === 'OPTIONS') {
+    // Function URL CORS answers preflights before the function runs.
+    res.writeHead(204, {
+      'access-control-allow-origin': '*',
+      'access-control-allow-methods': '*',
+      'access-control-allow-headers': '*',
+      'access-control-max-age': '86400',
+    });
+    res.end();
+    return;
+  }
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const found = matchRoute(routes, req.method ?? 'GET', url.pathname);
+  // Unknown paths go to the control function, whose router answers with an OpenAI-shaped 404.
+  const group: FunctionGroupName = found?.operation.group ?? 'control';
+  const event = await toEvent(req, url);
+  const stream = new LocalResponseStream(res);
+  const deadline = Date.now() + FUNCTION_GROUPS[group].timeoutSeconds * 1000;
+  const context = {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: `gateway-${group}`,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:gateway-${group}`,
+    memoryLimitInMB: String(FUNCTION_GROUPS[group].memoryMb),
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/gateway-${group}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  } as Context;
+  await handlers[group](event, stream, context);
+}
+
+/** A function URL event (payload format 2.0), as Lambda would build it from this request. */
+async function toEvent(req: IncomingMessage, url: URL): Promise<HttpEvent> {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  for await (const chunk of req) {
+    received += (chunk as Buffer).length;
+    // Past the transport limit, keep counting but stop holding: the handler answers 413 and logs it.
+    if (received <= TRANSPORT_LIMIT) chunks.push(chunk as Buffer);
+  }
+  const raw = Buffer.concat(chunks);
+  const headers: Record<string, string> = {};
+  const cookies: string[] = [];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = (req.rawHeaders[i] ?? '').toLowerCase();
+    const value = req.rawHeaders[i + 1] ?? '';
+    if (name === 'cookie') cookies.push(...value.split(/;\s*/));
+    else headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
+  }
+  if (received > 0 || headers['content-length'] !== undefined) headers['content-length'] = String(received);
+  const query: Record<string, string> = {};
+  for (const [k, v] of url.searchParams) query[k] = query[k] === undefined ? v : `${query[k]},${v}`;
+  const isText = raw.length === 0 || TEXT_TYPES.test(headers['content-type'] ?? 'application/json');
+  const now = new Date();
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    cookies: cookies.length ? cookies : undefined,
+    headers,
+    queryStringParameters: Object.keys(query).length ? query : undefined,
+    requestContext: {
+      accountId: 'anonymous',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'local',
+      http: {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId: randomUUID(),
+      routeKey: '$default',
+      stage: '$default',
+      time: now.toISOString(),
+      timeEpoch: now.getTime(),
+    },
+    body: raw.length ? raw.toString(isText ? 'utf8' : 'base64') : undefined,
+    isBase64Encoded: !isText,
+  };
+}
