@@ -49,8 +49,7 @@ function parseEvent(raw: string): SseEvent {
     if (field === 'data') {
       data ??= [];
       data.push(value);
-    }
-    else if (field === 'event') event = value;
+    } else if (field === 'event') event = value;
   }
   return { raw, event, data: data?.join('\n') };
 }

@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    env: {
+      // Short enough that a deleted key's expiry can be observed in a test.
+      GATEWAY_AUTH_CACHE_TTL_MS: '300',
+      POWERTOOLS_LOG_LEVEL: 'ERROR',
+    },
+  },
+});
