@@ -1,0 +1,14 @@
+// CDK app entry: `cdk synth` / `cdk deploy` run this through `npx tsx bin/gateway.ts` (cdk.json).
+import { App } from 'aws-cdk-lib';
+import { GatewayStack, gatewayPropsFromContext } from '../lib/gateway-stack';
+
+const app = new App();
+const account = process.env.CDK_DEFAULT_ACCOUNT;
+const region = process.env.CDK_DEFAULT_REGION;
+
+new GatewayStack(app, 'LlmGateway', {
+  ...gatewayPropsFromContext(app.node),
+  // Environment-agnostic when the CLI knows no account, so `cdk synth` works without credentials.
+  ...(account || region ? { env: { account, region } } : {}),
+  description: 'LLM gateway: streaming function URLs, DynamoDB state, S3 bodies, Secrets Manager keys',
+});

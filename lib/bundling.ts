@@ -1,0 +1,62 @@
+// esbuild settings shared by the stack (NodejsFunction) and scripts/build.ts, so that `npm run build`
+// measures exactly the bundles that `cdk deploy` ships.
+import { aws_lambda_nodejs as nodejs } from 'aws-cdk-lib';
+import type { BuildOptions } from 'esbuild';
+
+export const BUNDLE_TARGET = 'node22';
+
+// Lambda loads `index.mjs` as ESM; NodejsFunction names its output the same way for OutputFormat.ESM.
+export const BUNDLE_FILE_NAME = 'index.mjs';
+
+// CJS dependencies call `require` for Node built-ins, which ESM lacks; the alias keeps the import from
+// colliding with a bundled module that also imports `createRequire`.
+export const REQUIRE_BANNER =
+  "import { createRequire as __gatewayCreateRequire } from 'node:module';" +
+  'const require = __gatewayCreateRequire(import.meta.url);';
+
+// Prefer ESM builds of dependencies: they tree-shake far better than their CJS builds.
+export const MAIN_FIELDS = ['module', 'main'];
+
+/** Source maps cost bundle size and cold start, so they are opt-in with `GATEWAY_SOURCEMAPS=1`. */
+export function sourceMapsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.GATEWAY_SOURCEMAPS === '1';
+}
+
+/** Plain esbuild options for bundling one handler into `outfile`, used by scripts/build.ts. */
+export function esbuildOptions(
+  entry: string,
+  outfile: string,
+  sourceMaps: boolean = sourceMapsEnabled(),
+): BuildOptions {
+  return {
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    // Nothing external: the SDK versions we test against are the ones we ship, not the runtime's.
+    external: [],
+    platform: 'node',
+    target: BUNDLE_TARGET,
+    format: 'esm',
+    minify: true,
+    sourcemap: sourceMaps,
+    banner: { js: REQUIRE_BANNER },
+    mainFields: MAIN_FIELDS,
+    metafile: true,
+    logLevel: 'warning',
+  };
+}
+
+/** The same settings expressed as NodejsFunction bundling options, used by lib/gateway-stack.ts. */
+export function lambdaBundling(sourceMaps: boolean = sourceMapsEnabled()): nodejs.BundlingOptions {
+  return {
+    format: nodejs.OutputFormat.ESM,
+    target: BUNDLE_TARGET,
+    minify: true,
+    sourceMap: sourceMaps,
+    banner: REQUIRE_BANNER,
+    mainFields: MAIN_FIELDS,
+    // externalModules: [] alone already bundles `@aws-sdk/*`; bundleAwsSDK states the intent for readers.
+    bundleAwsSDK: true,
+    externalModules: [],
+  };
+}

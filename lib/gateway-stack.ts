@@ -1,0 +1,285 @@
+// The gateway on AWS: one table per TABLES entry, a body bucket, the admin-key secret, and one streaming
+// function URL per FUNCTION_GROUPS entry, with permissions derived from the operations each group serves.
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  CfnOutput,
+  Duration,
+  aws_dynamodb as dynamodb,
+  aws_iam as iam,
+  aws_lambda as lambda,
+  aws_logs as logs,
+  aws_lambda_nodejs as nodejs,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  aws_s3 as s3,
+  aws_secretsmanager as secretsmanager,
+} from 'aws-cdk-lib';
+import type { Construct, Node } from 'constructs';
+import {
+  FUNCTION_GROUPS,
+  type FunctionGroupName,
+  type Operation,
+  operationsOf,
+} from '../functions/operations';
+import {
+  ALL_TABLES,
+  type KeyAttribute,
+  TABLES,
+  type TableDefinition,
+  type TableName,
+} from '../functions/store/tables';
+import { lambdaBundling, sourceMapsEnabled } from './bundling';
+
+// Handler entries in operations.ts are relative to the repository root, which is this file's parent folder.
+const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface GatewayStackProps extends StackProps {
+  /** Days to keep usage logs, large bodies and function logs; must be a CloudWatch retention value. */
+  logRetentionDays?: number;
+  /** RETAIN (default) keeps data when the stack is deleted; DESTROY is for throwaway stacks. */
+  removalPolicy?: RemovalPolicy;
+  /** Bytes of SSE comment padding on a stream's first write (DESIGN.md section 6); 0 disables it. */
+  streamPaddingBytes?: number;
+  /** Ship source maps and enable them at runtime; defaults to `GATEWAY_SOURCEMAPS=1`. */
+  sourceMaps?: boolean;
+}
+
+export const DEFAULT_LOG_RETENTION_DAYS = 30;
+
+/** Reads the stack's `gateway:*` context values (strings from `-c`, numbers from cdk.json). */
+export function gatewayPropsFromContext(node: Node): GatewayStackProps {
+  const days = node.tryGetContext('gateway:logRetentionDays');
+  const removal = node.tryGetContext('gateway:removalPolicy');
+  const padding = node.tryGetContext('gateway:streamPaddingBytes');
+  if (removal !== undefined && removal !== 'retain' && removal !== 'destroy') {
+    throw new Error(`gateway:removalPolicy must be "retain" or "destroy", got ${JSON.stringify(removal)}`);
+  }
+  return {
+    logRetentionDays: days === undefined ? DEFAULT_LOG_RETENTION_DAYS : Number(days),
+    removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+    streamPaddingBytes: padding === undefined ? 0 : Number(padding),
+  };
+}
+
+/** What one data resource allows a function to do. */
+export interface DataAccess {
+  read: boolean;
+  write: boolean;
+}
+
+export interface GroupGrants {
+  tables: Record<TableName, DataAccess>;
+  blobBucket: DataAccess;
+  adminKeySecret: { read: boolean };
+}
+
+/**
+ * Permissions a function needs, from the operations it serves, so a new group in operations.ts gets the
+ * right grants without touching this file.
+ */
+export function grantsFor(
+  operations: readonly Pick<Operation, 'method' | 'access' | 'logged'>[],
+): GroupGrants {
+  // Model operations write a usage log entry and, when large, its bodies.
+  const writesLogs = operations.some((op) => op.logged);
+  // Reading logs is exactly what the logs.view scope allows.
+  const readsLogs = operations.some((op) => op.access.kind === 'scope' && op.access.scope === 'logs.view');
+  // Control-plane mutations are the non-GET operations that are not model operations.
+  const writesControl = operations.some((op) => !op.logged && op.method !== 'GET');
+  return {
+    tables: {
+      // Every function authenticates callers against the control table.
+      control: { read: true, write: writesControl },
+      logs: { read: readsLogs, write: writesLogs },
+    },
+    blobBucket: { read: readsLogs, write: writesLogs },
+    // Every function recognises the bootstrap admin key.
+    adminKeySecret: { read: true },
+  };
+}
+
+// Exactly the calls the repositories make, plus their batch forms; no Scan, no table management.
+const DYNAMODB_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
+const DYNAMODB_WRITE_ACTIONS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+];
+
+// Construct ids and output names use the PascalCase of a group or table id: `chat` -> `ChatFunctionUrl`.
+const pascal = (id: string): string => id.charAt(0).toUpperCase() + id.slice(1);
+
+const attribute = (key: KeyAttribute): dynamodb.Attribute => ({
+  name: key.name,
+  type: key.type === 'S' ? dynamodb.AttributeType.STRING : dynamodb.AttributeType.NUMBER,
+});
+
+// Response headers a browser client may read; CORS hides non-safelisted headers otherwise.
+const EXPOSED_HEADERS = [
+  'x-gateway-request-id',
+  'x-gateway-trace-id',
+  'x-gateway-provider',
+  'x-gateway-error-origin',
+];
+
+export class GatewayStack extends Stack {
+  readonly tables: Record<TableName, dynamodb.TableV2>;
+  readonly blobBucket: s3.Bucket;
+  readonly adminKeySecret: secretsmanager.Secret;
+  readonly functions: Record<FunctionGroupName, nodejs.NodejsFunction>;
+
+  constructor(scope: Construct, id: string, props: GatewayStackProps = {}) {
+    super(scope, id, props);
+    const retentionDays = props.logRetentionDays ?? DEFAULT_LOG_RETENTION_DAYS;
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const streamPaddingBytes = props.streamPaddingBytes ?? 0;
+    const sourceMaps = props.sourceMaps ?? sourceMapsEnabled();
+    const logRetention = validRetention(retentionDays);
+    if (!Number.isInteger(streamPaddingBytes) || streamPaddingBytes < 0) {
+      throw new Error(`streamPaddingBytes must be a non-negative integer, got ${streamPaddingBytes}`);
+    }
+
+    this.tables = mapTables((def) => this.createTable(def, removalPolicy));
+
+    this.blobBucket = new s3.Bucket(this, 'BlobBucket', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      lifecycleRules: [
+        // Bodies belong to log entries, so they expire with them.
+        { expiration: Duration.days(retentionDays), abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+      removalPolicy,
+    });
+
+    // The value is generated by CloudFormation and never leaves Secrets Manager; functions add the key prefix.
+    this.adminKeySecret = new secretsmanager.Secret(this, 'AdminKeySecret', {
+      description: 'Bootstrap organisation admin key of the LLM gateway',
+      generateSecretString: { excludePunctuation: true, passwordLength: 48 },
+      removalPolicy,
+    });
+
+    const environment: Record<string, string> = {
+      ...Object.fromEntries(ALL_TABLES.map((def) => [def.envVar, this.tableOf(def).tableName])),
+      BLOB_BUCKET: this.blobBucket.bucketName,
+      GATEWAY_ADMIN_KEY_SECRET_ARN: this.adminKeySecret.secretArn,
+      GATEWAY_LOG_RETENTION_DAYS: String(retentionDays),
+      GATEWAY_STREAM_PADDING_BYTES: String(streamPaddingBytes),
+      POWERTOOLS_SERVICE_NAME: 'gateway',
+      ...(sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
+    };
+
+    const functions: Partial<Record<FunctionGroupName, nodejs.NodejsFunction>> = {};
+    for (const name of Object.keys(FUNCTION_GROUPS) as FunctionGroupName[]) {
+      const group = FUNCTION_GROUPS[name];
+      const id = pascal(name);
+      const fn = new nodejs.NodejsFunction(this, `${id}Function`, {
+        entry: join(REPO_ROOT, group.entry),
+        handler: 'handler',
+        projectRoot: REPO_ROOT,
+        depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
+        runtime: lambda.Runtime.NODEJS_22_X,
+        architecture: lambda.Architecture.ARM_64,
+        memorySize: group.memoryMb,
+        timeout: Duration.seconds(group.timeoutSeconds),
+        description: group.description,
+        bundling: lambdaBundling(sourceMaps),
+        environment,
+        logGroup: new logs.LogGroup(this, `${id}FunctionLogs`, { retention: logRetention, removalPolicy }),
+      });
+      const url = fn.addFunctionUrl({
+        // Callers present gateway keys or JWTs, which the function verifies itself.
+        authType: lambda.FunctionUrlAuthType.NONE,
+        invokeMode: lambda.InvokeMode.RESPONSE_STREAM,
+        cors: {
+          allowedOrigins: ['*'],
+          allowedHeaders: ['*'],
+          allowedMethods: [lambda.HttpMethod.ALL],
+          exposedHeaders: EXPOSED_HEADERS,
+        },
+      });
+      this.grant(fn, grantsFor(operationsOf(name)));
+      new CfnOutput(this, `${id}FunctionUrl`, { value: url.url, description: group.description });
+      functions[name] = fn;
+    }
+    this.functions = functions as Record<FunctionGroupName, nodejs.NodejsFunction>;
+
+    for (const def of ALL_TABLES) {
+      new CfnOutput(this, `${pascal(def.id)}TableName`, { value: this.tableOf(def).tableName });
+    }
+    new CfnOutput(this, 'BlobBucketName', { value: this.blobBucket.bucketName });
+    new CfnOutput(this, 'AdminKeySecretArn', {
+      value: this.adminKeySecret.secretArn,
+      description: 'Read the key with `aws secretsmanager get-secret-value --secret-id <arn>`',
+    });
+  }
+
+  private createTable(def: TableDefinition, removalPolicy: RemovalPolicy): dynamodb.TableV2 {
+    return new dynamodb.TableV2(this, `${pascal(def.id)}Table`, {
+      partitionKey: attribute(def.partitionKey),
+      sortKey: attribute(def.sortKey),
+      billing: dynamodb.Billing.onDemand(),
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: dynamodb.TableEncryptionV2.awsManagedKey(),
+      timeToLiveAttribute: def.ttlAttribute,
+      globalSecondaryIndexes: def.globalIndexes.map((index) => ({
+        indexName: index.name,
+        partitionKey: attribute(index.partitionKey),
+        sortKey: attribute(index.sortKey),
+      })),
+      removalPolicy,
+    });
+  }
+
+  private tableOf(def: TableDefinition): dynamodb.TableV2 {
+    const table = (this.tables as Record<string, dynamodb.TableV2>)[def.id];
+    if (!table) throw new Error(`table ${def.id} is in ALL_TABLES but not in TABLES`);
+    return table;
+  }
+
+  /** Adds one statement per resource and access, naming each table, index and bucket exactly. */
+  private grant(fn: lambda.IFunction, grants: GroupGrants): void {
+    const allow = (actions: string[], resources: string[]) =>
+      fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources }));
+    for (const def of ALL_TABLES) {
+      const access = grants.tables[def.id as TableName];
+      const tableArn = this.tableOf(def).tableArn;
+      // Queries may go to a named index; writes only ever go to the table itself.
+      if (access.read) {
+        allow(DYNAMODB_READ_ACTIONS, [
+          tableArn,
+          ...def.globalIndexes.map((i) => `${tableArn}/index/${i.name}`),
+        ]);
+      }
+      if (access.write) allow(DYNAMODB_WRITE_ACTIONS, [tableArn]);
+    }
+    const objects = this.blobBucket.arnForObjects('*');
+    if (grants.blobBucket.read) {
+      allow(['s3:GetObject'], [objects]);
+      // Without ListBucket S3 answers a missing key with AccessDenied instead of NoSuchKey.
+      allow(['s3:ListBucket'], [this.blobBucket.bucketArn]);
+    }
+    if (grants.blobBucket.write) allow(['s3:PutObject'], [objects]);
+    if (grants.adminKeySecret.read) this.adminKeySecret.grantRead(fn);
+  }
+}
+
+function mapTables<T>(create: (def: TableDefinition) => T): Record<TableName, T> {
+  return Object.fromEntries(Object.entries(TABLES).map(([name, def]) => [name, create(def)])) as Record<
+    TableName,
+    T
+  >;
+}
+
+// CloudWatch Logs accepts only these retention periods; RetentionDays' numeric values are exactly them.
+function validRetention(days: number): logs.RetentionDays {
+  const allowed = Object.values(logs.RetentionDays).filter((v): v is number => typeof v === 'number');
+  if (!allowed.includes(days)) {
+    throw new Error(`logRetentionDays must be one of ${allowed.join(', ')}, got ${days}`);
+  }
+  return days as logs.RetentionDays;
+}

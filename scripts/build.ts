@@ -1,0 +1,49 @@
+// `npm run build`: bundles each function group exactly as the stack does, into dist/<group>/index.mjs with
+// its esbuild metafile beside it, and prints the bundle sizes (what cold start and deploy pay for).
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { FUNCTION_GROUPS, type FunctionGroupName } from '../functions/operations';
+import { BUNDLE_FILE_NAME, esbuildOptions } from '../lib/bundling';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dist = join(root, 'dist');
+
+interface Row {
+  group: string;
+  file: string;
+  kb: number;
+}
+
+async function bundle(group: FunctionGroupName): Promise<Row> {
+  const outfile = join(dist, group, BUNDLE_FILE_NAME);
+  await mkdir(dirname(outfile), { recursive: true });
+  const result = await build(esbuildOptions(join(root, FUNCTION_GROUPS[group].entry), outfile));
+  const metafile = result.metafile;
+  if (!metafile) throw new Error(`esbuild returned no metafile for ${group}`);
+  await writeFile(join(dist, group, 'meta.json'), JSON.stringify(metafile));
+  // Only the bundle itself: a source map, when enabled, is not loaded unless --enable-source-maps.
+  const bytes = Object.entries(metafile.outputs)
+    .filter(([path]) => path.endsWith('.mjs'))
+    .reduce((sum, [, output]) => sum + output.bytes, 0);
+  return { group, file: relative(root, outfile), kb: bytes / 1024 };
+}
+
+async function main(): Promise<void> {
+  const groups = Object.keys(FUNCTION_GROUPS) as FunctionGroupName[];
+  const rows = await Promise.all(groups.map(bundle));
+  const width = Math.max(...rows.map((r) => r.file.length), 'bundle'.length);
+  console.log(`${'group'.padEnd(10)} ${'bundle'.padEnd(width)} ${'size (KB)'.padStart(10)}`);
+  for (const r of rows) {
+    console.log(`${r.group.padEnd(10)} ${r.file.padEnd(width)} ${r.kb.toFixed(1).padStart(10)}`);
+  }
+  const total = rows.reduce((sum, r) => sum + r.kb, 0);
+  console.log(`${'total'.padEnd(10)} ${''.padEnd(width)} ${total.toFixed(1).padStart(10)}`);
+}
+
+main().catch((error: unknown) => {
+  // esbuild has already printed its diagnostics; anything else is shown here.
+  if (!(error instanceof Error && 'errors' in error)) console.error(error);
+  process.exitCode = 1;
+});

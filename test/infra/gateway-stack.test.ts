@@ -1,0 +1,382 @@
+import { App, type CfnElement, RemovalPolicy, type Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { FUNCTION_GROUPS, type FunctionGroupName, type Operation } from '../../functions/operations';
+import { ALL_TABLES, type TableDefinition } from '../../functions/store/tables';
+import {
+  GatewayStack,
+  type GatewayStackProps,
+  gatewayPropsFromContext,
+  grantsFor,
+} from '../../lib/gateway-stack';
+
+// An empty list tells CDK to skip asset bundling: these tests are about the template, not the bundles.
+const SKIP_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
+
+function synth(context: Record<string, unknown> = {}, props: GatewayStackProps = {}) {
+  const app = new App({ context: { ...SKIP_BUNDLING, ...context } });
+  const stack = new GatewayStack(app, 'LlmGateway', { ...gatewayPropsFromContext(app.node), ...props });
+  return { stack, template: Template.fromStack(stack) };
+}
+
+const logicalId = (stack: Stack, construct: IConstruct): string =>
+  stack.getLogicalId(construct.node.defaultChild as CfnElement);
+
+const asArray = <T>(value: T | T[] | undefined): T[] =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value];
+
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+}
+
+const GROUPS = Object.keys(FUNCTION_GROUPS) as FunctionGroupName[];
+const tableDef = (id: string): TableDefinition => {
+  const def = ALL_TABLES.find((t) => t.id === id);
+  if (!def) throw new Error(`no table ${id}`);
+  return def;
+};
+
+// Anything else (PutItem, UpdateItem, DeleteItem, BatchWriteItem, PartiQL writes, `dynamodb:*`) writes.
+const DYNAMODB_READ_ONLY = /^dynamodb:(GetItem|BatchGetItem|Query|Scan|ConditionCheckItem|DescribeTable)$/;
+
+describe('GatewayStack', () => {
+  let stack: GatewayStack;
+  let template: Template;
+  let resources: Record<
+    string,
+    { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string }
+  >;
+
+  beforeAll(() => {
+    ({ stack, template } = synth());
+    resources = template.toJSON().Resources;
+  });
+
+  /** CloudFormation properties of a construct's resource; throws rather than comparing against undefined. */
+  function propertiesOf(construct: IConstruct): Record<string, unknown> {
+    const resource = resources[logicalId(stack, construct)];
+    if (!resource) throw new Error(`no resource for ${construct.node.path}`);
+    return resource.Properties;
+  }
+
+  const tableId = (id: string): string => {
+    const table = (stack.tables as Record<string, IConstruct | undefined>)[id];
+    if (!table) throw new Error(`no table ${id} in the stack`);
+    return logicalId(stack, table);
+  };
+  const tableArn = (id: string) => ({ 'Fn::GetAtt': [tableId(id), 'Arn'] });
+  const indexArn = (id: string, index: string) => ({
+    'Fn::Join': ['', [tableArn(id), `/index/${index}`]],
+  });
+
+  /** Every statement of the function's role policies. */
+  function statementsOf(group: FunctionGroupName): Statement[] {
+    const fn = stack.functions[group];
+    if (!fn.role) throw new Error(`${group} has no role`);
+    const roleId = logicalId(stack, fn.role);
+    return Object.values(resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .filter((r) => JSON.stringify(r.Properties.Roles) === JSON.stringify([{ Ref: roleId }]))
+      .flatMap((r) => (r.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+  }
+
+  /** Actions the function may perform on exactly this resource. */
+  function actionsOn(group: FunctionGroupName, resource: unknown): string[] {
+    return statementsOf(group)
+      .filter((s) => s.Effect === 'Allow')
+      .filter((s) => asArray(s.Resource).some((r) => JSON.stringify(r) === JSON.stringify(resource)))
+      .flatMap((s) => asArray(s.Action));
+  }
+
+  describe('functions', () => {
+    it('creates one function per function group, with its memory, timeout and description', () => {
+      template.resourceCountIs('AWS::Lambda::Function', GROUPS.length);
+      for (const group of GROUPS) {
+        const def = FUNCTION_GROUPS[group];
+        expect(propertiesOf(stack.functions[group])).toMatchObject({
+          MemorySize: def.memoryMb,
+          Timeout: def.timeoutSeconds,
+          Description: def.description,
+          Handler: 'index.handler',
+        });
+      }
+    });
+
+    it('runs every function on Node.js 22 and arm64', () => {
+      const functions = template.findResources('AWS::Lambda::Function');
+      expect(Object.keys(functions)).toHaveLength(GROUPS.length);
+      for (const fn of Object.values(functions)) {
+        expect(fn.Properties.Runtime).toBe('nodejs22.x');
+        expect(fn.Properties.Architectures).toEqual(['arm64']);
+      }
+    });
+
+    it('gives every function a public streaming function URL with open CORS', () => {
+      template.resourceCountIs('AWS::Lambda::Url', GROUPS.length);
+      for (const group of GROUPS) {
+        template.hasResourceProperties('AWS::Lambda::Url', {
+          TargetFunctionArn: { 'Fn::GetAtt': [logicalId(stack, stack.functions[group]), 'Arn'] },
+          AuthType: 'NONE',
+          InvokeMode: 'RESPONSE_STREAM',
+          Cors: Match.objectLike({ AllowOrigins: ['*'], AllowHeaders: ['*'], AllowMethods: ['*'] }),
+        });
+      }
+    });
+
+    it('gives every function a log group with the configured retention', () => {
+      template.resourceCountIs('AWS::Logs::LogGroup', GROUPS.length);
+      for (const group of GROUPS) {
+        const loggingConfig = propertiesOf(stack.functions[group]).LoggingConfig as {
+          LogGroup: { Ref: string };
+        };
+        const logGroupId = loggingConfig.LogGroup.Ref;
+        expect(resources[logGroupId]?.Properties.RetentionInDays).toBe(30);
+      }
+    });
+
+    it('passes table names, bucket, secret ARN and settings through the environment', () => {
+      for (const group of GROUPS) {
+        const env = (
+          propertiesOf(stack.functions[group]).Environment as { Variables: Record<string, unknown> }
+        ).Variables;
+        for (const def of ALL_TABLES) expect(env[def.envVar]).toEqual({ Ref: tableId(def.id) });
+        expect(env.BLOB_BUCKET).toEqual({ Ref: logicalId(stack, stack.blobBucket) });
+        expect(env.GATEWAY_ADMIN_KEY_SECRET_ARN).toEqual({ Ref: logicalId(stack, stack.adminKeySecret) });
+        expect(env.GATEWAY_LOG_RETENTION_DAYS).toBe('30');
+        expect(env.GATEWAY_STREAM_PADDING_BYTES).toBe('0');
+        expect(env.POWERTOOLS_SERVICE_NAME).toBe('gateway');
+        expect(env).not.toHaveProperty('NODE_OPTIONS');
+      }
+    });
+
+    it('takes padding and retention from context, and enables source maps only when asked', () => {
+      const { template: custom } = synth(
+        { 'gateway:streamPaddingBytes': '2048', 'gateway:logRetentionDays': '90' },
+        { sourceMaps: true },
+      );
+      custom.allResourcesProperties('AWS::Lambda::Function', {
+        Environment: {
+          Variables: Match.objectLike({
+            GATEWAY_STREAM_PADDING_BYTES: '2048',
+            GATEWAY_LOG_RETENTION_DAYS: '90',
+            NODE_OPTIONS: '--enable-source-maps',
+          }),
+        },
+      });
+      custom.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
+    });
+
+    it('rejects context values it cannot honour', () => {
+      expect(() => synth({ 'gateway:removalPolicy': 'snapshot' })).toThrow(/removalPolicy/);
+      expect(() => synth({ 'gateway:logRetentionDays': '31' })).toThrow(/logRetentionDays/);
+      expect(() => synth({ 'gateway:streamPaddingBytes': '-1' })).toThrow(/streamPaddingBytes/);
+    });
+  });
+
+  describe('tables', () => {
+    it('creates one on-demand, point-in-time-recoverable, KMS-encrypted table per definition', () => {
+      template.resourceCountIs('AWS::DynamoDB::GlobalTable', ALL_TABLES.length);
+      for (const def of ALL_TABLES) {
+        const table = resources[tableId(def.id)];
+        expect(table?.Type).toBe('AWS::DynamoDB::GlobalTable');
+        expect(table?.Properties.BillingMode).toBe('PAY_PER_REQUEST');
+        expect(table?.Properties.KeySchema).toEqual([
+          { AttributeName: def.partitionKey.name, KeyType: 'HASH' },
+          { AttributeName: def.sortKey.name, KeyType: 'RANGE' },
+        ]);
+        expect(table?.Properties.SSESpecification).toEqual({ SSEEnabled: true, SSEType: 'KMS' });
+        const replicas = table?.Properties.Replicas as { PointInTimeRecoverySpecification: unknown }[];
+        expect(replicas.length).toBeGreaterThan(0);
+        for (const replica of replicas) {
+          expect(replica.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+        }
+      }
+    });
+
+    it('expires logs through TTL and leaves control entities alone', () => {
+      expect(resources[tableId('logs')]?.Properties.TimeToLiveSpecification).toEqual({
+        AttributeName: tableDef('logs').ttlAttribute,
+        Enabled: true,
+      });
+      expect(tableDef('logs').ttlAttribute).toBe('expires_at');
+      expect(resources[tableId('control')]?.Properties).not.toHaveProperty('TimeToLiveSpecification');
+    });
+
+    it('creates the by-organisation index of the logs table from its definition', () => {
+      const [index] = tableDef('logs').globalIndexes;
+      if (!index) throw new Error('logs table definition has no index');
+      expect(resources[tableId('logs')]?.Properties.GlobalSecondaryIndexes).toEqual([
+        {
+          IndexName: 'by-organisation',
+          KeySchema: [
+            { AttributeName: index.partitionKey.name, KeyType: 'HASH' },
+            { AttributeName: index.sortKey.name, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ]);
+    });
+
+    it('retains data by default and deletes it only when context says destroy', () => {
+      const stateful = ['AWS::DynamoDB::GlobalTable', 'AWS::S3::Bucket', 'AWS::SecretsManager::Secret'];
+      const policies = (t: Template) =>
+        Object.values(t.toJSON().Resources as typeof resources)
+          .filter((r) => stateful.includes(r.Type))
+          .map((r) => r.DeletionPolicy);
+      expect(policies(template)).toEqual(Array(ALL_TABLES.length + 2).fill('Retain'));
+      expect(policies(synth({ 'gateway:removalPolicy': 'destroy' }).template)).toEqual(
+        Array(ALL_TABLES.length + 2).fill('Delete'),
+      );
+      expect(gatewayPropsFromContext(new App().node).removalPolicy).toBe(RemovalPolicy.RETAIN);
+    });
+  });
+
+  describe('bucket and secret', () => {
+    it('blocks public access, encrypts, enforces TLS and expires bodies with the logs', () => {
+      template.resourceCountIs('AWS::S3::Bucket', 1);
+      template.hasResourceProperties('AWS::S3::Bucket', {
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ ExpirationInDays: 30 })]) },
+      });
+      template.hasResourceProperties('AWS::S3::BucketPolicy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Effect: 'Deny',
+              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            }),
+          ]),
+        },
+      });
+    });
+
+    it('generates the admin key in CloudFormation and outputs only its ARN', () => {
+      template.hasResourceProperties('AWS::SecretsManager::Secret', {
+        GenerateSecretString: { ExcludePunctuation: true, PasswordLength: 48 },
+      });
+      const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+      expect(outputs.AdminKeySecretArn?.Value).toEqual({ Ref: logicalId(stack, stack.adminKeySecret) });
+      // A dynamic reference or SecretString anywhere in outputs or env would put the value in plain sight.
+      const exposed = JSON.stringify([outputs, template.findResources('AWS::Lambda::Function')]);
+      expect(exposed).not.toMatch(/resolve:secretsmanager|SecretString/);
+    });
+
+    it('outputs every function URL, table name and the bucket name', () => {
+      const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+      for (const group of GROUPS) {
+        const name = `${group.charAt(0).toUpperCase()}${group.slice(1)}FunctionUrl`;
+        expect(outputs[name]?.Value).toMatchObject({ 'Fn::GetAtt': [expect.any(String), 'FunctionUrl'] });
+      }
+      expect(outputs.ControlTableName?.Value).toEqual({ Ref: tableId('control') });
+      expect(outputs.LogsTableName?.Value).toEqual({ Ref: tableId('logs') });
+      expect(outputs.BlobBucketName?.Value).toEqual({ Ref: logicalId(stack, stack.blobBucket) });
+    });
+  });
+
+  describe('permissions', () => {
+    const allStatements = () => GROUPS.flatMap(statementsOf);
+
+    it('names only the stack tables and their indexes in dynamodb statements', () => {
+      const allowed = ALL_TABLES.flatMap((def) => [
+        tableArn(def.id),
+        ...def.globalIndexes.map((index) => indexArn(def.id, index.name)),
+      ]).map((r) => JSON.stringify(r));
+      const dynamo = allStatements().filter((s) => asArray(s.Action).some((a) => a.startsWith('dynamodb:')));
+      expect(dynamo.length).toBeGreaterThan(0);
+      for (const s of dynamo) {
+        for (const resource of asArray(s.Resource)) expect(allowed).toContain(JSON.stringify(resource));
+      }
+    });
+
+    it('has no wildcard resource or wildcard action for dynamodb, s3 or secretsmanager', () => {
+      const guarded = allStatements().filter((s) =>
+        asArray(s.Action).some((a) => /^(dynamodb|s3|secretsmanager):/.test(a)),
+      );
+      expect(guarded.length).toBeGreaterThan(0);
+      for (const s of guarded) {
+        expect(asArray(s.Resource)).not.toContain('*');
+        for (const action of asArray(s.Action)) expect(action).not.toMatch(/\*/);
+      }
+    });
+
+    it('lets the chat function write logs and bodies but only read the control table', () => {
+      expect(actionsOn('chat', tableArn('logs'))).toEqual(expect.arrayContaining(['dynamodb:PutItem']));
+      expect(actionsOn('chat', tableArn('control'))).toContain('dynamodb:GetItem');
+      for (const action of actionsOn('chat', tableArn('control'))) expect(action).toMatch(DYNAMODB_READ_ONLY);
+      const objects = {
+        'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(stack, stack.blobBucket), 'Arn'] }, '/*']],
+      };
+      expect(actionsOn('chat', objects)).toEqual(['s3:PutObject']);
+    });
+
+    it('lets the logs function read logs, its index and bodies but write no table', () => {
+      expect(actionsOn('logs', tableArn('logs'))).toContain('dynamodb:Query');
+      expect(actionsOn('logs', indexArn('logs', 'by-organisation'))).toContain('dynamodb:Query');
+      const dynamoActions = statementsOf('logs')
+        .flatMap((s) => asArray(s.Action))
+        .filter((a) => a.startsWith('dynamodb:'));
+      expect(dynamoActions.length).toBeGreaterThan(0);
+      for (const action of dynamoActions) expect(action).toMatch(DYNAMODB_READ_ONLY);
+      const objects = {
+        'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(stack, stack.blobBucket), 'Arn'] }, '/*']],
+      };
+      expect(actionsOn('logs', objects)).toEqual(['s3:GetObject']);
+    });
+
+    it('lets only the control function write the control table, and not the logs', () => {
+      expect(actionsOn('control', tableArn('control'))).toEqual(
+        expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:DeleteItem']),
+      );
+      expect(actionsOn('control', tableArn('logs'))).toEqual([]);
+    });
+
+    it('lets every function read the admin key secret', () => {
+      const secret = { Ref: logicalId(stack, stack.adminKeySecret) };
+      for (const group of GROUPS) expect(actionsOn(group, secret)).toContain('secretsmanager:GetSecretValue');
+    });
+  });
+});
+
+describe('grantsFor', () => {
+  const op = (o: Partial<Operation>): Operation => ({
+    name: 'x',
+    method: 'GET',
+    path: '/v1/x',
+    group: 'chat',
+    access: { kind: 'authenticated' },
+    logged: false,
+    ...o,
+  });
+
+  it('derives log and body writes from logged operations, for any new group', () => {
+    const g = grantsFor([
+      op({ method: 'POST', access: { kind: 'scope', scope: 'completions.write' }, logged: true }),
+    ]);
+    expect(g.tables.logs).toEqual({ read: false, write: true });
+    expect(g.blobBucket).toEqual({ read: false, write: true });
+    expect(g.tables.control).toEqual({ read: true, write: false });
+  });
+
+  it('derives log reads from the logs.view scope', () => {
+    const g = grantsFor([op({ access: { kind: 'scope', scope: 'logs.view' } })]);
+    expect(g.tables.logs).toEqual({ read: true, write: false });
+    expect(g.blobBucket).toEqual({ read: true, write: false });
+  });
+
+  it('derives control writes from non-GET control-plane operations only', () => {
+    expect(grantsFor([op({ access: { kind: 'admin' } })]).tables.control.write).toBe(false);
+    expect(grantsFor([op({ method: 'DELETE', access: { kind: 'admin' } })]).tables.control.write).toBe(true);
+    expect(grantsFor([]).adminKeySecret.read).toBe(true);
+  });
+});
