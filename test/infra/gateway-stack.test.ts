@@ -144,7 +144,11 @@ describe('GatewayStack', () => {
         ).Variables;
         for (const def of ALL_TABLES) expect(env[def.envVar]).toEqual({ Ref: tableId(def.id) });
         expect(env.BLOB_BUCKET).toEqual({ Ref: logicalId(stack, stack.blobBucket) });
-        expect(env.GATEWAY_ADMIN_KEY_SECRET_ARN).toEqual({ Ref: logicalId(stack, stack.adminKeySecret) });
+        if (group === 'control') {
+          expect(env.GATEWAY_ADMIN_KEY_SECRET_ARN).toEqual({ Ref: logicalId(stack, stack.adminKeySecret) });
+        } else {
+          expect(env.GATEWAY_ADMIN_KEY_SECRET_ARN).toBeUndefined();
+        }
         expect(env.GATEWAY_LOG_RETENTION_DAYS).toBe('30');
         expect(env.GATEWAY_STREAM_PADDING_BYTES).toBe('0');
         expect(env.POWERTOOLS_SERVICE_NAME).toBe('gateway');
@@ -341,9 +345,11 @@ describe('GatewayStack', () => {
       expect(actionsOn('control', tableArn('logs'))).toEqual([]);
     });
 
-    it('lets every function read the admin key secret', () => {
+    it('lets only the control function, which bootstraps the organisation, read the admin key secret', () => {
       const secret = { Ref: logicalId(stack, stack.adminKeySecret) };
-      for (const group of GROUPS) expect(actionsOn(group, secret)).toContain('secretsmanager:GetSecretValue');
+      expect(actionsOn('control', secret)).toContain('secretsmanager:GetSecretValue');
+      expect(actionsOn('chat', secret)).toEqual([]);
+      expect(actionsOn('logs', secret)).toEqual([]);
     });
   });
 });
@@ -377,6 +383,7 @@ describe('grantsFor', () => {
   it('derives control writes from non-GET control-plane operations only', () => {
     expect(grantsFor([op({ access: { kind: 'admin' } })]).tables.control.write).toBe(false);
     expect(grantsFor([op({ method: 'DELETE', access: { kind: 'admin' } })]).tables.control.write).toBe(true);
-    expect(grantsFor([]).adminKeySecret.read).toBe(true);
+    expect(grantsFor([]).adminKeySecret.read).toBe(false);
+    expect(grantsFor([op({ method: 'POST', access: { kind: 'admin' } })]).adminKeySecret.read).toBe(true);
   });
 });
