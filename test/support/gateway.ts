@@ -21,6 +21,7 @@ export interface TestGateway extends RunningGateway {
     path: string,
     body?: unknown,
     key?: string,
+    // biome-ignore lint/suspicious/noExplicitAny: replies of many shapes, asserted field by field in tests
   ): Promise<{ status: number; body: any; headers: Headers }>;
   stop(): Promise<void>;
 }
