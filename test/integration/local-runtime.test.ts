@@ -1,0 +1,168 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chunk, type FakeOpenAI, openSse, sleep, sseData, startFakeOpenAI } from '../support/fake-openai';
+
+// The local runtime as a user runs it (`npm start` runs local/main.ts), in a child process.
+
+let fake: FakeOpenAI;
+let dataDir: string;
+
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+  dataDir = mkdtempSync(join(tmpdir(), 'gateway-runtime-'));
+});
+afterAll(async () => {
+  await fake?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+async function start(env: Record<string, string> = {}): Promise<Started> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/main.ts'], {
+    cwd: process.cwd(),
+    env: { ...process.env, PORT: '0', GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_KEY: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d) => {
+    out += d;
+  });
+  child.stderr?.on('data', (d) => {
+    out += d;
+  });
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  for (let i = 0; i < 300; i++) {
+    const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/v1)/.exec(out);
+    if (m?.[1]) {
+      await sleep(50); // the admin key line follows the listening line
+      return { child, url: m[1], output: () => out, exited };
+    }
+    if (child.exitCode !== null) break;
+    await sleep(50);
+  }
+  child.kill('SIGKILL');
+  throw new Error(`gateway did not start:\n${out}`);
+}
+
+describe('npm start', () => {
+  it('generates an admin key once, persists state, and finishes in-flight requests and their logs on Ctrl-C', async () => {
+    const first = await start();
+    const key = /(gwk_[A-Za-z0-9_-]{20,})/.exec(first.output())?.[1];
+    expect(key).toBeTruthy();
+    expect(first.output()).toContain('shown once');
+
+    const health = await fetch(`${first.url}/health`);
+    expect(await health.json()).toEqual({ status: 'ok' });
+
+    // A slow stream is in flight when Ctrl-C arrives: it must complete and be logged.
+    fake.use(async (req, res) => {
+      openSse(res);
+      for (const w of ['one', ' two', ' three']) {
+        res.write(sseData(chunk(String(req.body.model), { content: w })));
+        await sleep(300);
+      }
+      res.write(
+        sseData({
+          id: 'x',
+          object: 'chat.completion.chunk',
+          created: 1,
+          model: req.body.model,
+          choices: [],
+          usage: { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 },
+        }),
+      );
+      res.end(sseData('[DONE]'));
+    });
+    const client = new OpenAI({
+      baseURL: first.url,
+      apiKey: 'sk-x',
+      maxRetries: 0,
+      defaultHeaders: { 'x-gateway-api-key': key as string, 'x-gateway-custom-host': fake.url },
+    });
+    const { data: stream, response } = await client.chat.completions
+      .create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'count' }], stream: true })
+      .withResponse();
+    const id = response.headers.get('x-gateway-request-id') as string;
+    let text = '';
+    let signalled = false;
+    for await (const part of stream) {
+      text += part.choices[0]?.delta.content ?? '';
+      if (!signalled) {
+        signalled = true;
+        first.child.kill('SIGINT');
+      }
+    }
+    expect(text).toBe('one two three');
+    expect(await first.exited).toBe(0);
+    expect(existsSync(join(dataDir, 'dynamodb'))).toBe(true);
+
+    // Restart on the same data dir: same organisation, the key still works, no new key printed.
+    const second = await start();
+    try {
+      expect(second.output()).not.toMatch(/gwk_/);
+      const res = await fetch(`${second.url}/logs/${id}`, {
+        headers: { 'x-gateway-api-key': key as string },
+      });
+      expect(res.status).toBe(200);
+      const log = (await res.json()) as {
+        status: number;
+        response: { choices: Array<{ message: { content: string } }> };
+        usage: unknown;
+      };
+      expect(log.status).toBe(200);
+      expect(log.response.choices[0]?.message.content).toBe('one two three');
+      expect(log.usage).toEqual({ prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 });
+    } finally {
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    }
+  }, 60_000);
+
+  it('keeps a body too large for a DynamoDB item in the blob store, with the entry intact', async () => {
+    fake.reset();
+    const gw = await start({ GATEWAY_ADMIN_KEY: 'gwk_runtime_test_key_123456' });
+    try {
+      const client = new OpenAI({
+        baseURL: gw.url,
+        apiKey: 'sk-x',
+        maxRetries: 0,
+        defaultHeaders: {
+          'x-gateway-api-key': 'gwk_runtime_test_key_123456',
+          'x-gateway-custom-host': fake.url,
+        },
+      });
+      const big = 'lorem ipsum '.repeat(50_000); // 600 KB
+      const { response } = await client.chat.completions
+        .create({ model: 'gpt-4o', messages: [{ role: 'user', content: big }] })
+        .withResponse();
+      const id = response.headers.get('x-gateway-request-id') as string;
+      let log:
+        | { request: { messages: Array<{ content: string }> }; response: { choices: unknown[] } }
+        | undefined;
+      for (let i = 0; i < 50 && !log; i++) {
+        const res = await fetch(`${gw.url}/logs/${id}`, {
+          headers: { 'x-gateway-api-key': 'gwk_runtime_test_key_123456' },
+        });
+        if (res.status === 200) log = (await res.json()) as typeof log;
+        else await sleep(50);
+      }
+      expect(log?.request.messages[0]?.content).toBe(big);
+      expect(log?.response.choices).toHaveLength(1);
+      const orgs = readdirSync(join(dataDir, 'blobs', 'logs'));
+      expect(orgs.length).toBeGreaterThan(0);
+    } finally {
+      gw.child.kill('SIGTERM');
+      await gw.exited;
+    }
+  }, 60_000);
+});
