@@ -48,6 +48,7 @@ async function expectGatewayError(
   status: number,
   code: string,
   origin = 'gateway',
+  // biome-ignore lint/suspicious/noExplicitAny: a log entry, asserted field by field
 ): Promise<any> {
   expect(result.status).toBe(status);
   expect(result.body.error).toMatchObject({ code, type: expect.any(String), message: expect.any(String) });
