@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import {
   CreateTableCommand,
   type CreateTableCommandInput,
@@ -8,7 +8,6 @@ import {
   DynamoDBClient,
   ResourceNotFoundException,
 } from '@aws-sdk/client-dynamodb';
-import dynalite from 'dynalite';
 import { ALL_TABLES, type TableDefinition } from '../functions/store/tables';
 
 export const localTableName = (def: TableDefinition) => `gateway-${def.id}`;
@@ -23,20 +22,21 @@ export async function startDynalite(
     mkdirSync(path, { recursive: true, mode: 0o700 });
     options.path = path;
   }
-  const server = dynalite(options) as Server;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+  const worker = new Worker(new URL('./dynalite-worker.mjs', import.meta.url), { workerData: { options } });
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.once('message', (m: { port: number }) => resolve(m.port));
   });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
   return {
     endpoint: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections?.();
-      }),
+    close: async () => {
+      // Let the store close its files before the thread goes: nothing written is lost.
+      await new Promise<void>((resolve) => {
+        worker.once('message', () => resolve());
+        worker.postMessage('close');
+      });
+      await worker.terminate();
+    },
   };
 }
 

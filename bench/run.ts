@@ -1,0 +1,193 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { FUNCTION_GROUPS } from '../functions/operations';
+import { esbuildOptions } from '../lib/bundling';
+
+// `npm run bench`: gateway overhead against a zero-latency fake upstream on loopback, requests per second,
+// added time to first streamed chunk, bundle sizes and cold import times. Gateway, upstream and this
+// client each run in their own process. Figures vary with the machine; compare runs on the same one.
+
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 2000);
+const WARMUP = 300;
+const CONCURRENCY = 16;
+const RPS_REQUESTS = Number(process.env.BENCH_RPS_REQUESTS ?? 4000);
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 200);
+const ADMIN_KEY = 'gwk_bench_admin_key_0123456789';
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
+const streamBody = JSON.stringify({
+  model: 'gpt-4o-mini',
+  messages: [{ role: 'user', content: 'ping' }],
+  stream: true,
+});
+
+function startChild(
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      out += d;
+      const m = ready.exec(out);
+      if (m) resolve({ child, match: m });
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (d: Buffer) => {
+      out += d;
+    });
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}:\n${out}`)));
+  });
+}
+
+interface Timing {
+  total: number;
+  firstByte: number;
+}
+
+function call(port: number, path: string, payload: string, headers: Record<string, string>): Promise<Timing> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    let firstByte = 0;
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+          ...headers,
+        },
+      },
+      (res) => {
+        res.on('data', () => {
+          firstByte ||= performance.now() - t0;
+        });
+        res.on('end', () => {
+          if ((res.statusCode ?? 0) >= 400) reject(new Error(`status ${res.statusCode}`));
+          else resolve({ total: performance.now() - t0, firstByte });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+const sort = (xs: number[]) => [...xs].sort((a, b) => a - b);
+const fmt = (ms: number) => `${ms.toFixed(3)} ms`;
+
+async function main() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
+  const upstream = await startChild(['bench/fake-upstream.ts'], {}, /fake upstream on (\d+)/);
+  const upstreamPort = Number(upstream.match[1]);
+  const gateway = await startChild(
+    ['local/main.ts'],
+    { PORT: '0', GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_KEY: ADMIN_KEY, POWERTOOLS_LOG_LEVEL: 'ERROR' },
+    /listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/,
+  );
+  const gatewayPort = Number(gateway.match[1]);
+  const gwHeaders = {
+    'x-gateway-api-key': ADMIN_KEY,
+    'x-gateway-custom-host': `http://127.0.0.1:${upstreamPort}/v1`,
+    authorization: 'Bearer sk-bench',
+  };
+  const direct = () => call(upstreamPort, '/v1/chat/completions', body, { authorization: 'Bearer sk-bench' });
+  const viaGateway = () => call(gatewayPort, '/v1/chat/completions', body, gwHeaders);
+
+  try {
+    for (let i = 0; i < WARMUP; i++) {
+      await direct();
+      await viaGateway();
+    }
+    // Interleaved pairs, one request at a time, so both paths see the same machine state.
+    const d: number[] = [];
+    const g: number[] = [];
+    for (let i = 0; i < PAIRS; i++) {
+      d.push((await direct()).total);
+      g.push((await viaGateway()).total);
+    }
+    const ds = sort(d);
+    const gs = sort(g);
+    console.log(`\nNon-streaming chat completion, ${PAIRS} interleaved pairs, concurrency 1, back to back`);
+    console.log('  (each gateway call also writes its usage log after the reply, on this same machine)');
+    console.log(`  upstream direct     p50 ${fmt(pct(ds, 50))}   p99 ${fmt(pct(ds, 99))}`);
+    console.log(`  through gateway     p50 ${fmt(pct(gs, 50))}   p99 ${fmt(pct(gs, 99))}`);
+    console.log(
+      `  gateway overhead    p50 ${fmt(pct(gs, 50) - pct(ds, 50))}   p99 ${fmt(pct(gs, 99) - pct(ds, 99))}   (targets: p50 < 1 ms, p99 < 5 ms)`,
+    );
+
+    const t0 = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next++ < RPS_REQUESTS) await viaGateway();
+      }),
+    );
+    const seconds = (performance.now() - t0) / 1000;
+    console.log(
+      `\nThroughput through the gateway at concurrency ${CONCURRENCY}: ${(RPS_REQUESTS / seconds).toFixed(0)} requests/s`,
+    );
+
+    const sd: number[] = [];
+    const sg: number[] = [];
+    for (let i = 0; i < STREAMS; i++) {
+      sd.push(
+        (await call(upstreamPort, '/v1/chat/completions', streamBody, { authorization: 'Bearer sk-bench' }))
+          .firstByte,
+      );
+      sg.push((await call(gatewayPort, '/v1/chat/completions', streamBody, gwHeaders)).firstByte);
+    }
+    const sds = sort(sd);
+    const sgs = sort(sg);
+    console.log(`\nStreaming: time to first chunk, ${STREAMS} interleaved pairs`);
+    console.log(`  upstream direct     p50 ${fmt(pct(sds, 50))}   p99 ${fmt(pct(sds, 99))}`);
+    console.log(`  through gateway     p50 ${fmt(pct(sgs, 50))}   p99 ${fmt(pct(sgs, 99))}`);
+    console.log(
+      `  added by gateway    p50 ${fmt(pct(sgs, 50) - pct(sds, 50))}   p99 ${fmt(pct(sgs, 99) - pct(sds, 99))}   (target: < 1 ms)`,
+    );
+  } finally {
+    gateway.child.kill('SIGTERM');
+    upstream.child.kill('SIGTERM');
+    agent.destroy();
+  }
+
+  console.log('\nBundles (esbuild, as deployed) and cold import time (median of 5 fresh processes)');
+  const outDir = mkdtempSync(join(tmpdir(), 'gateway-bundles-'));
+  for (const [group, def] of Object.entries(FUNCTION_GROUPS)) {
+    const outfile = join(outDir, group, 'index.mjs');
+    await build(esbuildOptions(def.entry, outfile, false));
+    const kb = statSync(outfile).size / 1024;
+    const script = `globalThis.awslambda={streamifyResponse:(h)=>h,HttpResponseStream:{from:(s)=>s}};const t=performance.now();await import(${JSON.stringify(outfile)});console.log(performance.now()-t)`;
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        env: { ...process.env, TABLE_CONTROL: 'c', TABLE_LOGS: 'l', AWS_REGION: 'us-east-1' },
+        encoding: 'utf8',
+      });
+      times.push(Number(run.stdout.trim()));
+    }
+    console.log(
+      `  ${group.padEnd(8)} ${kb.toFixed(1).padStart(7)} KB   cold import ${fmt(pct(sort(times), 50))}   (target: < 500 KB)`,
+    );
+  }
+  rmSync(outDir, { recursive: true, force: true });
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+await main();

@@ -1,4 +1,0 @@
-declare module 'dynalite' {
-  import type { Server } from 'node:http';
-  export default function dynalite(options?: Record<string, unknown>): Server;
-}
