@@ -106,6 +106,8 @@ export async function chatCompletions(event: HttpEvent, state: RequestState): Pr
     (body.stream_options as { include_usage?: unknown }).include_usage === true;
 
   const prepare = async (planned: PlanTarget) => {
+    // A key refused for its budget or rate limit is still named by the entry that logs the refusal.
+    log.virtualKey = planned.virtualKey?.value ?? null;
     const target = await resolveTarget(planned, state.headers, principal);
     // The last target tried names the entry; the one that serves overwrites it below.
     log.provider = target.provider.name;

@@ -41,7 +41,11 @@ function filesUnder(dir: string): string[] {
 
 describe('virtual keys', () => {
   it('creates, reads, lists, updates and deletes a key without ever showing the credential', async () => {
-    const created = await createKey({ slug: 'crud-key', budget_limit: 5, rate_limit: { requests_per_minute: 100 } });
+    const created = await createKey({
+      slug: 'crud-key',
+      budget_limit: 5,
+      rate_limit: { requests_per_minute: 100 },
+    });
     expect(created).toMatchObject({
       object: 'virtual_key',
       slug: 'crud-key',
@@ -134,7 +138,12 @@ describe('virtual keys', () => {
       const entry = await waitForLog(gw, response.headers.get('x-gateway-request-id') as string);
       expect(entry.virtual_key).toBe('use-me');
       expect(entry.attempts).toEqual([
-        expect.objectContaining({ target_index: '0', provider: 'openai', virtual_key: 'use-me', status: 200 }),
+        expect.objectContaining({
+          target_index: '0',
+          provider: 'openai',
+          virtual_key: 'use-me',
+          status: 200,
+        }),
       ]);
     }
   });
@@ -167,7 +176,10 @@ describe('virtual keys', () => {
     expect(patched.status).toBe(200);
     expect(JSON.stringify(patched.body)).not.toContain(ROTATED);
     await client.chat.completions.create({ model: 'gpt-4o-mini', messages });
-    expect(fake.requests.map((r) => r.headers.authorization)).toEqual([`Bearer ${SECRET}`, `Bearer ${ROTATED}`]);
+    expect(fake.requests.map((r) => r.headers.authorization)).toEqual([
+      `Bearer ${SECRET}`,
+      `Bearer ${ROTATED}`,
+    ]);
   });
 
   it('takes organization and project from the key, then the config, then the request headers', async () => {
@@ -200,7 +212,9 @@ describe('virtual keys', () => {
       return fake.requests[0]?.headers.authorization;
     };
     expect(await send({})).toBe('Bearer sk-passthrough');
-    expect(await send({ 'x-gateway-config': JSON.stringify({ api_key: 'sk-config' }) })).toBe('Bearer sk-config');
+    expect(await send({ 'x-gateway-config': JSON.stringify({ api_key: 'sk-config' }) })).toBe(
+      'Bearer sk-config',
+    );
     expect(
       await send({ 'x-gateway-config': JSON.stringify({ api_key: 'sk-config', virtual_key: 'cred-order' }) }),
     ).toBe(`Bearer ${SECRET}`);
@@ -208,9 +222,13 @@ describe('virtual keys', () => {
 
   it('never puts the credential in a reply or a log entry, even when the provider fails', async () => {
     await createKey({ slug: 'no-leak' });
-    fake.use((_req, res) => sendJson(res, 401, { error: { message: 'bad key', type: 'invalid_request_error' } }));
+    fake.use((_req, res) =>
+      sendJson(res, 401, { error: { message: 'bad key', type: 'invalid_request_error' } }),
+    );
     const client = gw.client({ headers: { 'x-gateway-provider': '@no-leak' } });
-    const err = await client.chat.completions.create({ model: 'gpt-4o-mini', messages }).catch((e: unknown) => e);
+    const err = await client.chat.completions
+      .create({ model: 'gpt-4o-mini', messages })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.AuthenticationError);
     expect(JSON.stringify((err as InstanceType<typeof OpenAI.APIError>).error)).not.toContain(SECRET);
     fake.use((req, res) => sendJson(res, 200, completion(String(req.body.model), 'ok')));
@@ -230,7 +248,8 @@ describe('virtual keys', () => {
     const key = await gw.api('POST', '/api-keys', { name: 'no vk scopes', scopes: ['completions.write'] });
     expect((await gw.api('GET', '/virtual-keys', undefined, key.body.key)).status).toBe(403);
     expect(
-      (await gw.api('POST', '/virtual-keys', { name: 'x', provider: 'openai', key: 'k' }, key.body.key)).status,
+      (await gw.api('POST', '/virtual-keys', { name: 'x', provider: 'openai', key: 'k' }, key.body.key))
+        .status,
     ).toBe(403);
     const reader = await gw.api('POST', '/api-keys', { name: 'reader', scopes: ['virtual_keys.read'] });
     expect((await gw.api('GET', '/virtual-keys', undefined, reader.body.key)).status).toBe(200);
