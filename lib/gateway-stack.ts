@@ -3,6 +3,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  ArnFormat,
   CfnOutput,
   Duration,
   aws_dynamodb as dynamodb,
@@ -22,6 +23,7 @@ import {
   type FunctionGroupName,
   type Operation,
   operationsOf,
+  type Scope,
 } from '../functions/operations';
 import {
   ALL_TABLES,
@@ -73,7 +75,12 @@ export interface GroupGrants {
   tables: Record<TableName, DataAccess>;
   blobBucket: DataAccess;
   adminKeySecret: { read: boolean };
+  /** Provider credentials of virtual keys, the secrets under VIRTUAL_KEY_SECRET_PREFIX. */
+  virtualKeySecrets: DataAccess;
 }
+
+/** Every virtual key's secret lives under this name prefix, so IAM can name exactly those secrets. */
+export const VIRTUAL_KEY_SECRET_PREFIX = 'gateway/virtual-keys/';
 
 /**
  * Permissions a function needs, from the operations it serves, so a new group in operations.ts gets the
@@ -88,21 +95,41 @@ export function grantsFor(
   const readsLogs = operations.some((op) => op.access.kind === 'scope' && op.access.scope === 'logs.view');
   // Control-plane mutations are the non-GET operations that are not model operations.
   const writesControl = operations.some((op) => !op.logged && op.method !== 'GET');
+  const hasScope = (scope: Scope) =>
+    operations.some((op) => op.access.kind === 'scope' && op.access.scope === scope);
+  // Model operations may name a virtual key: they read its credential, check and charge its budget and
+  // rate limit, and count per-user usage.
+  const usesVirtualKeys = writesLogs;
+  // Creating, rotating and deleting a virtual key writes its secret and its enforced state.
+  const managesVirtualKeys = hasScope('virtual_keys.write');
   return {
     tables: {
       // Every function authenticates callers against the control table.
       control: { read: true, write: writesControl },
       logs: { read: readsLogs, write: writesLogs },
+      // Virtual key reads show the spend; log readers see per-user analytics.
+      counters: {
+        read: usesVirtualKeys || managesVirtualKeys || hasScope('virtual_keys.read') || readsLogs,
+        write: usesVirtualKeys || managesVirtualKeys,
+      },
     },
     blobBucket: { read: readsLogs, write: writesLogs },
     // The first use of the bootstrap admin key creates the organisation, a control-table write: only a
     // function that may write that table recognises the key (README: call /v1/organisation first).
     adminKeySecret: { read: writesControl },
+    virtualKeySecrets: { read: usesVirtualKeys, write: managesVirtualKeys },
   };
 }
 
 // Exactly the calls the repositories make, plus their batch forms; no Scan, no table management.
 const DYNAMODB_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
+// Reads, and the create/rotate/delete that the control plane does; never list, never policy changes.
+const SECRET_READ_ACTIONS = ['secretsmanager:GetSecretValue'];
+const SECRET_WRITE_ACTIONS = [
+  'secretsmanager:CreateSecret',
+  'secretsmanager:PutSecretValue',
+  'secretsmanager:DeleteSecret',
+];
 const DYNAMODB_WRITE_ACTIONS = [
   'dynamodb:PutItem',
   'dynamodb:UpdateItem',
@@ -124,6 +151,9 @@ const EXPOSED_HEADERS = [
   'x-gateway-trace-id',
   'x-gateway-provider',
   'x-gateway-error-origin',
+  'x-gateway-target-index',
+  'x-gateway-retry-count',
+  'retry-after',
 ];
 
 export class GatewayStack extends Stack {
@@ -188,9 +218,11 @@ export class GatewayStack extends Stack {
         timeout: Duration.seconds(group.timeoutSeconds),
         description: group.description,
         bundling: lambdaBundling(sourceMaps),
-        environment: grantsFor(operationsOf(name)).adminKeySecret.read
-          ? { ...environment, GATEWAY_ADMIN_KEY_SECRET_ARN: this.adminKeySecret.secretArn }
-          : environment,
+        environment: environmentFor(
+          environment,
+          grantsFor(operationsOf(name)),
+          this.adminKeySecret.secretArn,
+        ),
         logGroup: new logs.LogGroup(this, `${id}FunctionLogs`, { retention: logRetention, removalPolicy }),
       });
       const url = fn.addFunctionUrl({
@@ -267,7 +299,31 @@ export class GatewayStack extends Stack {
     }
     if (grants.blobBucket.write) allow(['s3:PutObject'], [objects]);
     if (grants.adminKeySecret.read) this.adminKeySecret.grantRead(fn);
+    // Secrets Manager appends a random suffix to a secret's ARN, hence the trailing wildcard.
+    const virtualKeySecrets = Stack.of(this).formatArn({
+      service: 'secretsmanager',
+      resource: 'secret',
+      resourceName: `${VIRTUAL_KEY_SECRET_PREFIX}*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    if (grants.virtualKeySecrets.read) allow(SECRET_READ_ACTIONS, [virtualKeySecrets]);
+    if (grants.virtualKeySecrets.write) allow(SECRET_WRITE_ACTIONS, [virtualKeySecrets]);
   }
+}
+
+/** The shared environment plus what only some functions get: the admin key ARN, the secret prefix. */
+function environmentFor(
+  shared: Record<string, string>,
+  grants: GroupGrants,
+  adminKeySecretArn: string,
+): Record<string, string> {
+  return {
+    ...shared,
+    ...(grants.adminKeySecret.read ? { GATEWAY_ADMIN_KEY_SECRET_ARN: adminKeySecretArn } : {}),
+    ...(grants.virtualKeySecrets.read || grants.virtualKeySecrets.write
+      ? { GATEWAY_SECRET_PREFIX: VIRTUAL_KEY_SECRET_PREFIX }
+      : {}),
+  };
 }
 
 function mapTables<T>(create: (def: TableDefinition) => T): Record<TableName, T> {

@@ -1,12 +1,19 @@
 import type { OperationHandler } from '../gateway/dispatch';
-import { jsonResult, listResult, type RequestState } from '../gateway/http';
+import { type HttpEvent, jsonResult, listResult, type RequestState } from '../gateway/http';
 import { bodyText, jsonBody } from '../gateway/request-body';
 import { ApiKeyService, presentKey } from './api-keys';
+import { ConfigService, presentConfig } from './configs';
 import { OrganisationService, presentWorkspace } from './organisation';
 import type { Principal } from './principal';
+import { presentVirtualKey, VirtualKeyService } from './virtual-keys';
 
 const apiKeys = new ApiKeyService();
 const organisations = new OrganisationService();
+const virtualKeys = new VirtualKeyService();
+const configs = new ConfigService();
+
+// An organisation admin may name another workspace with `?workspace=`; others act in their own.
+const workspaceParam = (event: HttpEvent) => event.queryStringParameters?.workspace || undefined;
 
 const caller = (state: RequestState) => state.principal as Principal;
 
@@ -37,5 +44,67 @@ export const controlOperations: Record<string, OperationHandler> = {
     const id = state.params.id ?? '';
     await apiKeys.delete(caller(state), id);
     return jsonResult(200, { id, object: 'api_key', deleted: true });
+  },
+
+  'virtual_keys.create': async (event, state) =>
+    jsonResult(201, presentVirtualKey(await virtualKeys.create(caller(state), jsonBody(bodyText(event))))),
+
+  'virtual_keys.list': async (event, state) =>
+    listResult((await virtualKeys.list(caller(state), workspaceParam(event))).map(presentVirtualKey), null),
+
+  'virtual_keys.get': async (event, state) =>
+    jsonResult(
+      200,
+      presentVirtualKey(await virtualKeys.get(caller(state), state.params.slug ?? '', workspaceParam(event))),
+    ),
+
+  'virtual_keys.update': async (event, state) =>
+    jsonResult(
+      200,
+      presentVirtualKey(
+        await virtualKeys.update(
+          caller(state),
+          state.params.slug ?? '',
+          jsonBody(bodyText(event)),
+          workspaceParam(event),
+        ),
+      ),
+    ),
+
+  'virtual_keys.delete': async (event, state) => {
+    const slug = state.params.slug ?? '';
+    await virtualKeys.delete(caller(state), slug, workspaceParam(event));
+    return jsonResult(200, { slug, object: 'virtual_key', deleted: true });
+  },
+
+  'configs.create': async (event, state) =>
+    jsonResult(201, presentConfig(await configs.create(caller(state), jsonBody(bodyText(event))))),
+
+  'configs.list': async (event, state) =>
+    listResult((await configs.list(caller(state), workspaceParam(event))).map(presentConfig), null),
+
+  'configs.get': async (event, state) =>
+    jsonResult(
+      200,
+      presentConfig(await configs.get(caller(state), state.params.id ?? '', workspaceParam(event))),
+    ),
+
+  'configs.replace': async (event, state) =>
+    jsonResult(
+      200,
+      presentConfig(
+        await configs.replace(
+          caller(state),
+          state.params.id ?? '',
+          jsonBody(bodyText(event)),
+          workspaceParam(event),
+        ),
+      ),
+    ),
+
+  'configs.delete': async (event, state) => {
+    const id = state.params.id ?? '';
+    await configs.delete(caller(state), id, workspaceParam(event));
+    return jsonResult(200, { id, object: 'config', deleted: true });
   },
 };

@@ -1,11 +1,16 @@
 import type { OperationHandler } from '../gateway/dispatch';
 import { badRequest, notFound } from '../gateway/errors';
 import { jsonResult, listResult, type RequestState } from '../gateway/http';
+import { UserUsage, type UserUsageOrder } from '../gateway/user-usage';
+import { ControlStore } from '../store/control-store';
 import { CursorError } from '../store/dynamo';
 import { type LogQuery, LogStore } from '../store/log-store';
 import type { Principal } from './principal';
 
 const logs = new LogStore();
+const users = new UserUsage();
+const control = new ControlStore();
+const DEFAULT_ANALYTICS_DAYS = 30;
 const MAX_LIMIT = 100;
 
 function parseTime(value: string | undefined, param: string): number | undefined {
@@ -75,5 +80,23 @@ export const logsOperations: Record<string, OperationHandler> = {
     const entry = await logs.get(principal.organisationId, readableWorkspace(principal, undefined), id);
     if (!entry) throw notFound(`No log entry with id "${id}".`);
     return jsonResult(200, entry);
+  },
+
+  'analytics.users': async (event, state) => {
+    const principal = caller(state);
+    const q = event.queryStringParameters ?? {};
+    const toMs = parseTime(q.to, 'to') ?? Date.now();
+    const fromMs = parseTime(q.from, 'from') ?? toMs - DEFAULT_ANALYTICS_DAYS * 86_400_000;
+    if (fromMs > toMs) throw badRequest('from must not be after to.', 'from');
+    const order = (q.order ?? 'cost') as UserUsageOrder;
+    if (order !== 'cost' && order !== 'requests')
+      throw badRequest('order must be "cost" or "requests".', 'order');
+    const workspace = readableWorkspace(principal, q.workspace);
+    const workspaces =
+      workspace !== undefined
+        ? [workspace]
+        : (await control.listWorkspaces(principal.organisationId)).map((w) => w.slug);
+    const rows = await users.report(principal.organisationId, workspaces, fromMs, toMs, order);
+    return listResult(rows, null);
   },
 };

@@ -1,10 +1,14 @@
+import type { Principal } from '../control/principal';
+import { BudgetLedger } from './budget';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
 import { badRequest, GatewayError, providerError } from './errors';
 import type { HttpEvent, HttpResult, RequestState } from './http';
+import { buildPlan, type PlanTarget } from './plan';
 import { costOf, readUsage } from './pricing';
 import { bodyText, jsonBody } from './request-body';
+import { Router } from './router';
 import { SseParser, sseErrorEvent } from './sse';
-import { type ResolvedTarget, readConfig, resolveTarget } from './target';
+import { type ResolvedTarget, readConfig, resolveTarget, routeOverrides, splitModel } from './target';
 import { ClientGoneError, readAll, sendUpstream, type UpstreamResponse } from './upstream';
 import type { UsageLogDraft } from './usage-log';
 
@@ -65,9 +69,23 @@ function tryJson(text: string): unknown {
   }
 }
 
-/** POST /v1/chat/completions: one OpenAI-shaped request to the resolved provider, streamed or not. */
+/** A successful attempt: the upstream reply has started (stream) or arrived whole (JSON). */
+interface ChatSuccess {
+  status: number;
+  upstream: UpstreamResponse;
+  headers: Record<string, string>;
+  sentAt: number;
+  /** The whole reply, for a non-streamed answer. */
+  replyText?: string;
+  reply?: unknown;
+}
+
+const ledger = new BudgetLedger();
+
+/** POST /v1/chat/completions: one OpenAI-shaped request, routed by the gateway config, streamed or not. */
 export async function chatCompletions(event: HttpEvent, state: RequestState): Promise<HttpResult> {
   const log = state.log as UsageLogDraft;
+  const principal = state.principal as Principal;
   const text = bodyText(event);
   log.request = text;
   const body = jsonBody(text);
@@ -77,42 +95,56 @@ export async function chatCompletions(event: HttpEvent, state: RequestState): Pr
   log.stream = body.stream === true;
   validate(body);
 
-  const target = resolveTarget(state.headers, readConfig(state.headers));
-  log.provider = target.provider.name;
+  // `@slug/model` names a virtual key; the provider only ever sees the model.
+  const { model, slug } = splitModel(body.model as string);
+  const plan = buildPlan(await readConfig(state.headers, principal), routeOverrides(state.headers, slug));
 
   const stream = body.stream === true;
   const clientWantsUsage =
     !!body.stream_options &&
     typeof body.stream_options === 'object' &&
     (body.stream_options as { include_usage?: unknown }).include_usage === true;
-  const upstreamBody: Record<string, unknown> = { ...body, ...target.overrideParams };
-  if (stream) {
-    // Ask for usage so the log has tokens and cost; the usage chunk is dropped unless the client asked.
-    upstreamBody.stream_options = { ...(body.stream_options as object | undefined), include_usage: true };
-  }
-  if (typeof upstreamBody.model === 'string') log.model = upstreamBody.model;
 
-  const sentAt = performance.now();
-  const upstream = await sendUpstream({
-    url: new URL(target.baseUrl + target.provider.paths['chat.completions']),
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: stream ? 'text/event-stream' : 'application/json',
-      'accept-encoding': 'identity',
-      ...target.provider.headers(target),
-    },
-    body: JSON.stringify(upstreamBody),
-    signal: state.clientSignal,
-    timeoutMs: target.timeoutMs,
-  }).catch((error: unknown) => {
-    log.upstreamLatencyMs = performance.now() - sentAt;
-    throw error instanceof ClientGoneError ? clientGone() : error;
-  });
+  const prepare = async (planned: PlanTarget) => {
+    // A key refused for its budget or rate limit is still named by the entry that logs the refusal.
+    log.virtualKey = planned.virtualKey?.value ?? null;
+    const target = await resolveTarget(planned, state.headers, principal);
+    // The last target tried names the entry; the one that serves overwrites it below.
+    log.provider = target.provider.name;
+    log.virtualKey = target.virtualKeySlug;
+    return target;
+  };
 
-  const headers = replyHeaders(target, upstream);
-  const contentType = String(upstream.headers['content-type'] ?? '');
-  if (upstream.status >= 400 || !stream || !contentType.includes('text/event-stream')) {
+  const attempt = async (target: ResolvedTarget): Promise<ChatSuccess> => {
+    const upstreamBody: Record<string, unknown> = { ...body, model, ...target.overrideParams };
+    if (stream) {
+      // Ask for usage so the log has tokens and cost; the usage chunk is dropped unless the client asked.
+      upstreamBody.stream_options = { ...(body.stream_options as object | undefined), include_usage: true };
+    }
+    if (typeof upstreamBody.model === 'string') log.model = upstreamBody.model;
+    const sentAt = performance.now();
+    const upstream = await sendUpstream({
+      url: new URL(target.baseUrl + target.provider.paths['chat.completions']),
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: stream ? 'text/event-stream' : 'application/json',
+        'accept-encoding': 'identity',
+        ...target.provider.headers(target),
+      },
+      body: JSON.stringify(upstreamBody),
+      signal: state.clientSignal,
+      timeoutMs: target.timeoutMs,
+    }).catch((error: unknown) => {
+      log.upstreamLatencyMs = performance.now() - sentAt;
+      throw error instanceof ClientGoneError ? clientGone() : error;
+    });
+
+    const headers = replyHeaders(target, upstream);
+    const contentType = String(upstream.headers['content-type'] ?? '');
+    if (upstream.status < 400 && stream && contentType.includes('text/event-stream')) {
+      return { status: upstream.status, upstream, headers, sentAt };
+    }
     const replyText = await readAll(upstream.body, MAX_REPLY_BYTES).catch((error: unknown) => {
       throw error instanceof ClientGoneError ? clientGone() : error;
     });
@@ -135,19 +167,52 @@ export async function chatCompletions(event: HttpEvent, state: RequestState): Pr
         headers,
       );
     }
-    log.response = reply;
-    recordUsage(log, target, (reply as { usage?: unknown }).usage, (reply as { model?: unknown }).model);
+    return { status: upstream.status, upstream, headers, sentAt, replyText, reply };
+  };
+
+  const router = new Router(prepare, attempt, state.clientSignal);
+  let served: Awaited<ReturnType<typeof router.run>>;
+  try {
+    served = await router.run(plan);
+  } finally {
+    log.attempts = router.attempts;
+    state.replyHeaders['x-gateway-target-index'] = router.lastIndex;
+    state.replyHeaders['x-gateway-retry-count'] = String(router.lastRetries);
+  }
+
+  const target = served.prepared;
+  const success = served.success;
+  log.provider = target.provider.name;
+  log.virtualKey = target.virtualKeySlug;
+  const vk = target.virtualKey;
+  if (vk) {
+    // Charged in the usage log's after-send work: after the last byte, before the invocation ends.
+    log.settlements.push((entry) => ledger.charge(vk.record, vk.state, vk.period, entry.cost));
+  }
+
+  if (success.replyText !== undefined) {
+    log.response = success.reply;
+    recordUsage(
+      log,
+      target,
+      (success.reply as { usage?: unknown }).usage,
+      (success.reply as { model?: unknown }).model,
+    );
     return {
-      statusCode: upstream.status,
-      headers: { 'content-type': 'application/json', ...headers },
-      body: replyText,
+      statusCode: success.status,
+      headers: { 'content-type': 'application/json', ...success.headers },
+      body: success.replyText,
     };
   }
 
   return {
     statusCode: 200,
-    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...headers },
-    body: relayStream(upstream, target, log, sentAt, !clientWantsUsage),
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      ...success.headers,
+    },
+    body: relayStream(success.upstream, target, log, success.sentAt, !clientWantsUsage),
   };
 }
 

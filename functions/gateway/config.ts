@@ -124,4 +124,56 @@ function check(value: unknown, at: string, problems: string[], depth: number): v
       });
     }
   }
+  // Targets and a strategy come together: a list of targets means nothing without a way to pick one.
+  const mode = isObject(value.strategy) ? value.strategy.mode : undefined;
+  const hasTargets = Array.isArray(value.targets) && value.targets.length > 0;
+  if (hasTargets && (mode === undefined || mode === 'single')) {
+    problems.push(`${at}.targets needs strategy.mode "fallback" or "loadbalance"`);
+  }
+  if ((mode === 'fallback' || mode === 'loadbalance') && value.targets === undefined) {
+    problems.push(`${at}.strategy.mode "${mode}" needs targets`);
+  }
+  if (mode === 'loadbalance' && Array.isArray(value.targets)) {
+    const total = value.targets.reduce(
+      (sum: number, t: unknown) =>
+        sum +
+        (isObject(t) && typeof t.weight === 'number' && t.weight >= 0
+          ? t.weight
+          : isObject(t) && t.weight === undefined
+            ? 1
+            : 0),
+      0,
+    );
+    if (total <= 0) problems.push(`${at}.targets must have a total weight above 0 for loadbalance`);
+  }
+  if (
+    typeof value.virtual_key === 'string' &&
+    !/^[a-z0-9][a-z0-9_-]{0,62}$/.test(value.virtual_key.replace(/^@/, ''))
+  ) {
+    problems.push(`${at}.virtual_key must be the slug of a virtual key`);
+  }
+}
+
+/** Problems with a config that is to be saved: what any config must be, and no credential in plain text. */
+export function parseSavedConfig(value: unknown): GatewayConfig {
+  const problems: string[] = [];
+  check(value, 'config', problems, 0);
+  findApiKeys(value, 'config', problems);
+  if (problems.length > 0) {
+    throw badRequest(`Invalid gateway config: ${problems.join('; ')}.`, 'config', 'invalid_config');
+  }
+  return value as GatewayConfig;
+}
+
+// Saved configs live in DynamoDB and are shown on reads: credentials belong in virtual keys instead.
+function findApiKeys(value: unknown, at: string, problems: string[]): void {
+  if (!isObject(value)) return;
+  if (value.api_key !== undefined) {
+    problems.push(`${at}.api_key cannot be saved; store the credential as a virtual key and use virtual_key`);
+  }
+  if (Array.isArray(value.targets)) {
+    value.targets.forEach((t, i) => {
+      findApiKeys(t, `${at}.targets[${i}]`, problems);
+    });
+  }
 }

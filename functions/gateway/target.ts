@@ -1,8 +1,11 @@
+import type { Principal } from '../control/principal';
 import { findProvider, PROVIDER_NAMES } from '../providers';
 import type { ProviderAdapter, ProviderTarget } from '../providers/types';
 import { type GatewayConfig, parseConfig } from './config';
 import { badRequest } from './errors';
-import { DEFAULT_TIMEOUT_MS } from './upstream';
+import type { PlanTarget, RouteOverrides } from './plan';
+import { savedConfigs } from './saved-configs';
+import { type ResolvedVirtualKey, unknownVirtualKey, virtualKeys } from './virtual-key-resolver';
 
 /** Where one request goes, with which credentials: everything the upstream call needs. */
 export interface ResolvedTarget extends ProviderTarget {
@@ -10,15 +13,34 @@ export interface ResolvedTarget extends ProviderTarget {
   baseUrl: string;
   overrideParams: Record<string, unknown>;
   timeoutMs: number;
+  virtualKey: ResolvedVirtualKey | null;
+  /** For the router's attempt records. */
+  providerName: string;
+  virtualKeySlug: string | null;
 }
 
-/** Reads `x-gateway-config`: inline JSON, or the id of a saved config. */
-export function readConfig(headers: Record<string, string>): GatewayConfig | undefined {
+const SLUG = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+/** Reads `x-gateway-config`: inline JSON, or the id of a config saved in the caller's workspace. */
+export async function readConfig(
+  headers: Record<string, string>,
+  principal: Principal,
+): Promise<GatewayConfig | undefined> {
   const raw = headers['x-gateway-config'];
   if (raw === undefined || raw.trim() === '') return undefined;
   const text = raw.trim();
   if (!text.startsWith('{')) {
-    throw badRequest(`Unknown gateway config "${text.slice(0, 64)}".`, 'x-gateway-config', 'unknown_config');
+    const saved = /^[\w-]{1,64}$/.test(text)
+      ? await savedConfigs.get(principal.organisationId, principal.workspace, text)
+      : undefined;
+    if (!saved) {
+      throw badRequest(
+        `Unknown gateway config "${text.slice(0, 64)}".`,
+        'x-gateway-config',
+        'unknown_config',
+      );
+    }
+    return saved;
   }
   let value: unknown;
   try {
@@ -27,6 +49,39 @@ export function readConfig(headers: Record<string, string>): GatewayConfig | und
     throw badRequest('x-gateway-config is not valid JSON.', 'x-gateway-config', 'invalid_config');
   }
   return parseConfig(value);
+}
+
+/**
+ * The route the request names itself: `x-gateway-provider` (a provider or `@slug`),
+ * `x-gateway-virtual-key`, a `@slug/model` model, `x-gateway-custom-host`.
+ */
+export function routeOverrides(
+  headers: Record<string, string>,
+  modelSlug: string | undefined,
+): RouteOverrides {
+  const overrides: RouteOverrides = {};
+  const provider = headers['x-gateway-provider']?.trim();
+  if (modelSlug) overrides.virtualKey = { value: modelSlug, param: 'model' };
+  else if (provider?.startsWith('@'))
+    overrides.virtualKey = { value: provider.slice(1), param: 'x-gateway-provider' };
+  else if (headers['x-gateway-virtual-key']?.trim()) {
+    overrides.virtualKey = { value: headers['x-gateway-virtual-key'].trim(), param: 'x-gateway-virtual-key' };
+  }
+  if (provider && !provider.startsWith('@'))
+    overrides.provider = { value: provider, param: 'x-gateway-provider' };
+  const host = headers['x-gateway-custom-host'];
+  if (host !== undefined) overrides.customHost = { value: host, param: 'x-gateway-custom-host' };
+  return overrides;
+}
+
+/** `@slug/model` names a virtual key and the model at its provider; anything else is just a model. */
+export function splitModel(model: string): { model: string; slug?: string } {
+  if (!model.startsWith('@')) return { model };
+  const cut = model.indexOf('/');
+  if (cut < 2 || cut === model.length - 1) {
+    throw badRequest('model must be "@<virtual key slug>/<model>" when it starts with "@".', 'model');
+  }
+  return { model: model.slice(cut + 1), slug: model.slice(1, cut) };
 }
 
 function normaliseHost(host: string, param: string): string {
@@ -44,44 +99,48 @@ function normaliseHost(host: string, param: string): string {
   return url.toString().replace(/\/+$/, '');
 }
 
-/**
- * Resolves provider, base URL, credential and upstream account ids.
- * Credential precedence: config `api_key` > `Authorization` passed through (only when the gateway key
- * came in `x-gateway-api-key`). Organisation/project: config < request headers.
- */
-export function resolveTarget(
-  headers: Record<string, string>,
-  config: GatewayConfig | undefined,
-): ResolvedTarget {
-  if (config?.targets || (config?.strategy && config.strategy.mode !== 'single')) {
-    throw badRequest(
-      'Configs with targets or a fallback/loadbalance strategy are not available in this version.',
-      'x-gateway-config',
-      'unsupported_config',
-    );
-  }
-  const providerName = headers['x-gateway-provider']?.trim() || config?.provider || 'openai';
-  if (providerName.startsWith('@') || config?.virtual_key || headers['x-gateway-virtual-key']) {
-    const slug = providerName.startsWith('@')
-      ? providerName.slice(1)
-      : (config?.virtual_key ?? headers['x-gateway-virtual-key']);
-    throw badRequest(`Unknown virtual key "${slug}".`, 'x-gateway-provider', 'unknown_virtual_key');
-  }
-  const provider = findProvider(providerName);
+function providerNamed(name: string, param: string): ProviderAdapter {
+  const provider = findProvider(name);
   if (!provider) {
     throw badRequest(
-      `Unknown provider "${providerName.slice(0, 64)}". Known providers: ${PROVIDER_NAMES.join(', ')}.`,
-      'x-gateway-provider',
+      `Unknown provider "${name.slice(0, 64)}". Known providers: ${PROVIDER_NAMES.join(', ')}.`,
+      param,
       'unknown_provider',
     );
   }
-  const customHost = headers['x-gateway-custom-host'] ?? config?.custom_host;
-  const baseUrl = customHost
-    ? normaliseHost(customHost, headers['x-gateway-custom-host'] ? 'x-gateway-custom-host' : 'custom_host')
-    : provider.baseUrl;
+  return provider;
+}
+
+/**
+ * Resolves one plan target: provider, base URL, credential and upstream account ids, with the virtual
+ * key's budget and rate limit enforced. Credential: virtual key > config `api_key` > `Authorization`
+ * passed through (only when the gateway key came in `x-gateway-api-key`). Host and account ids:
+ * virtual key < config < request headers.
+ */
+export async function resolveTarget(
+  target: PlanTarget,
+  headers: Record<string, string>,
+  principal: Principal,
+): Promise<ResolvedTarget> {
+  let vk: ResolvedVirtualKey | null = null;
+  if (target.virtualKey) {
+    const { value: slug, param } = target.virtualKey;
+    if (!SLUG.test(slug)) throw unknownVirtualKey(slug, param);
+    vk = await virtualKeys.resolve(principal.organisationId, principal.workspace, slug, param);
+  }
+  const provider = vk
+    ? providerNamed(vk.record.provider, target.virtualKey?.param ?? 'virtual_key')
+    : providerNamed(target.provider?.value ?? 'openai', target.provider?.param ?? 'x-gateway-provider');
+
+  const host = target.customHost
+    ? normaliseHost(target.customHost.value, target.customHost.param)
+    : vk?.record.custom_host
+      ? normaliseHost(vk.record.custom_host, 'custom_host')
+      : undefined;
+  const baseUrl = host ?? provider.baseUrl;
   if (!baseUrl) throw badRequest(`Provider "${provider.name}" needs a custom host.`, 'x-gateway-custom-host');
 
-  let apiKey = config?.api_key;
+  let apiKey = vk?.credential ?? target.apiKey;
   if (!apiKey && headers['x-gateway-api-key'] !== undefined) {
     const m = /^Bearer\s+(.+)$/i.exec(headers.authorization ?? '');
     apiKey = m?.[1]?.trim();
@@ -90,9 +149,16 @@ export function resolveTarget(
     provider,
     baseUrl,
     apiKey,
-    organization: headers['x-gateway-vendor-organization'] ?? config?.vendor_organization,
-    project: headers['x-gateway-vendor-project'] ?? config?.vendor_project,
-    overrideParams: config?.override_params ?? {},
-    timeoutMs: config?.request_timeout ?? DEFAULT_TIMEOUT_MS,
+    organization:
+      headers['x-gateway-vendor-organization'] ??
+      target.organization ??
+      vk?.record.vendor_organization ??
+      undefined,
+    project: headers['x-gateway-vendor-project'] ?? target.project ?? vk?.record.vendor_project ?? undefined,
+    overrideParams: target.overrideParams,
+    timeoutMs: target.timeoutMs,
+    virtualKey: vk,
+    providerName: provider.name,
+    virtualKeySlug: vk?.record.slug ?? null,
   };
 }

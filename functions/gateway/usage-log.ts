@@ -1,4 +1,5 @@
 import type { SendOutcome } from './http';
+import type { AttemptRecord } from './router';
 
 export interface Usage {
   prompt_tokens: number;
@@ -31,6 +32,8 @@ export interface LogEntry {
   request: unknown;
   response: unknown;
   error: { message: string; type: string; code: string | null; origin: string } | null;
+  /** Every upstream attempt (retries, fallbacks) and every target refused before one, in order. */
+  attempts: AttemptRecord[];
   /** Set when the bodies live in the blob store and were not loaded for this read. */
   body_ref?: string;
 }
@@ -50,6 +53,9 @@ export class UsageLogDraft {
   error: LogEntry['error'] = null;
   /** Overrides the HTTP status when a stream failed after its 200 was sent. */
   effectiveStatus: number | null = null;
+  attempts: AttemptRecord[] = [];
+  /** Work that needs the finished entry (spend), run with the log write after the last byte. */
+  settlements: Array<(entry: LogEntry) => Promise<void>> = [];
 
   constructor(
     readonly base: Pick<
@@ -87,6 +93,7 @@ export class UsageLogDraft {
       request: this.request,
       response: this.response,
       error,
+      attempts: this.attempts,
     };
   }
 }

@@ -1,6 +1,7 @@
 import { badRequest } from '../gateway/errors';
 import { logger } from '../gateway/logger';
 import { UsageLogDraft } from '../gateway/usage-log';
+import { UserUsage } from '../gateway/user-usage';
 import { LogStore } from '../store/log-store';
 import type { GatewayMiddleware } from './types';
 
@@ -38,7 +39,7 @@ export function parseMetadata(header: string | undefined): Record<string, string
  * Opens a log entry for every authenticated call of a logged operation and writes it once the client
  * has its last byte: the stream adapter runs `afterSend` after `end()`, before the invocation returns.
  */
-export function usageLog(store = new LogStore()): GatewayMiddleware {
+export function usageLog(store = new LogStore(), users = new UserUsage()): GatewayMiddleware {
   return {
     before: (request) => {
       const state = request.context.gateway;
@@ -72,13 +73,25 @@ export function usageLog(store = new LogStore()): GatewayMiddleware {
       state.log = draft;
       state.afterSend.push(async (outcome) => {
         const entry = draft.finish(outcome, performance.now());
-        try {
-          await store.put(entry);
-        } catch (error) {
-          // The SDK already retried. Keep what we can in the operational log, without bodies.
-          const { request: _req, response: _res, ...summary } = entry;
-          logger.error('usage log write failed', { entry: summary, error: (error as Error).message });
-        }
+        const write = async () => {
+          try {
+            await store.put(entry);
+          } catch (error) {
+            // The SDK already retried. Keep what we can in the operational log, without bodies.
+            const { request: _req, response: _res, ...summary } = entry;
+            logger.error('usage log write failed', { entry: summary, error: (error as Error).message });
+          }
+        };
+        const settle = (task: () => Promise<void>, what: string) =>
+          task().catch((error: unknown) =>
+            logger.error(`${what} failed`, { requestId: entry.id, error: (error as Error).message }),
+          );
+        // Spend and per-user counters are written beside the log entry, all before the invocation ends.
+        await Promise.all([
+          write(),
+          settle(() => users.record(entry), 'user usage update'),
+          ...draft.settlements.map((s) => settle(() => s(entry), 'spend update')),
+        ]);
       });
       if (metadataError) throw metadataError;
     },

@@ -8,6 +8,8 @@ import { documentClient, tableName } from './dynamo';
 //   ORG#<org> / WS#<slug>        -> workspace
 //   ORG#<org> / KEY#<id>         -> API key record (listing, deletion)
 //   KEYHASH#<sha256> / KEY       -> API key record by hash (authentication, one GetItem)
+//   ORG#<org> / VK#<ws>#<slug>   -> virtual key (its budget state and spend live in the counters table)
+//   ORG#<org> / CFG#<ws>#<id>    -> saved gateway config
 
 export interface OrganisationRecord {
   id: string;
@@ -35,6 +37,34 @@ export interface ApiKeyRecord {
   /** The key's last four characters, for recognising it in a list. */
   last_four: string;
   created_at: string;
+}
+
+/** A virtual key's description. The credential is in the secret store under `secret_name`. */
+export interface VirtualKeyRecord {
+  /** Unique per creation: counters are keyed by it, so a re-created slug starts with no spend. */
+  id: string;
+  slug: string;
+  name: string;
+  organisation_id: string;
+  workspace: string;
+  provider: string;
+  custom_host: string | null;
+  vendor_organization: string | null;
+  vendor_project: string | null;
+  secret_name: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SavedConfigRecord {
+  id: string;
+  name: string | null;
+  organisation_id: string;
+  workspace: string;
+  /** The config as JSON text: any JSON a client sends (override_params) must be storable. */
+  config_json: string;
+  created_at: string;
+  updated_at: string;
 }
 
 const TABLE = () => tableName('control');
@@ -136,6 +166,83 @@ export class ControlStore {
       new DeleteCommand({
         TableName: TABLE(),
         Key: { pk: `ORG#${key.organisation_id}`, sk: `KEY#${key.id}` },
+      }),
+    );
+  }
+
+  /** Creates the virtual key; false when its slug is taken in the workspace. */
+  async createVirtualKey(vk: VirtualKeyRecord): Promise<boolean> {
+    return this.putIfAbsent({ pk: `ORG#${vk.organisation_id}`, sk: `VK#${vk.workspace}#${vk.slug}`, ...vk });
+  }
+
+  async putVirtualKey(vk: VirtualKeyRecord): Promise<void> {
+    await this.db.send(
+      new PutCommand({
+        TableName: TABLE(),
+        Item: { pk: `ORG#${vk.organisation_id}`, sk: `VK#${vk.workspace}#${vk.slug}`, ...vk },
+      }),
+    );
+  }
+
+  async getVirtualKey(
+    organisationId: string,
+    workspace: string,
+    slug: string,
+  ): Promise<VirtualKeyRecord | undefined> {
+    const out = await this.db.send(
+      new GetCommand({
+        TableName: TABLE(),
+        Key: { pk: `ORG#${organisationId}`, sk: `VK#${workspace}#${slug}` },
+      }),
+    );
+    return out.Item ? strip<VirtualKeyRecord>(out.Item) : undefined;
+  }
+
+  async listVirtualKeys(organisationId: string, workspace: string): Promise<VirtualKeyRecord[]> {
+    return this.queryPrefix<VirtualKeyRecord>(`ORG#${organisationId}`, `VK#${workspace}#`);
+  }
+
+  async deleteVirtualKey(vk: VirtualKeyRecord): Promise<void> {
+    await this.db.send(
+      new DeleteCommand({
+        TableName: TABLE(),
+        Key: { pk: `ORG#${vk.organisation_id}`, sk: `VK#${vk.workspace}#${vk.slug}` },
+      }),
+    );
+  }
+
+  async putConfig(config: SavedConfigRecord): Promise<void> {
+    await this.db.send(
+      new PutCommand({
+        TableName: TABLE(),
+        Item: { pk: `ORG#${config.organisation_id}`, sk: `CFG#${config.workspace}#${config.id}`, ...config },
+      }),
+    );
+  }
+
+  async getConfig(
+    organisationId: string,
+    workspace: string,
+    id: string,
+  ): Promise<SavedConfigRecord | undefined> {
+    const out = await this.db.send(
+      new GetCommand({
+        TableName: TABLE(),
+        Key: { pk: `ORG#${organisationId}`, sk: `CFG#${workspace}#${id}` },
+      }),
+    );
+    return out.Item ? strip<SavedConfigRecord>(out.Item) : undefined;
+  }
+
+  async listConfigs(organisationId: string, workspace: string): Promise<SavedConfigRecord[]> {
+    return this.queryPrefix<SavedConfigRecord>(`ORG#${organisationId}`, `CFG#${workspace}#`);
+  }
+
+  async deleteConfig(organisationId: string, workspace: string, id: string): Promise<void> {
+    await this.db.send(
+      new DeleteCommand({
+        TableName: TABLE(),
+        Key: { pk: `ORG#${organisationId}`, sk: `CFG#${workspace}#${id}` },
       }),
     );
   }

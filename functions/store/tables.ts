@@ -25,7 +25,7 @@ export interface TableDefinition {
 }
 
 export const TABLES = {
-  /** Organisations, workspaces, API keys (by hash and by id), and later virtual keys, prompts, configs. */
+  /** Organisations, workspaces, API keys (by hash and by id), virtual keys, saved configs. */
   control: {
     id: 'control',
     envVar: 'TABLE_CONTROL',
@@ -50,6 +50,19 @@ export const TABLES = {
         sortKey: { name: 'id', type: 'S' },
       },
     ],
+  },
+  /**
+   * Atomic counters, each a single item updated with ADD: a virtual key's spend per budget period and its
+   * requests per minute (`pk` `VK#<virtual key id>`), budget alerts, and per-user daily usage
+   * (`pk` `USERS#<organisation_id>#<workspace>`, `sk` `<yyyy-mm-dd>#<user>`). Rate windows expire.
+   */
+  counters: {
+    id: 'counters',
+    envVar: 'TABLE_COUNTERS',
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+    ttlAttribute: 'expires_at',
+    globalIndexes: [],
   },
 } as const satisfies Record<string, TableDefinition>;
 

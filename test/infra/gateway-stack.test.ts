@@ -200,6 +200,13 @@ describe('GatewayStack', () => {
       }
     });
 
+    it('expires rate windows in the counters table through TTL', () => {
+      expect(resources[tableId('counters')]?.Properties.TimeToLiveSpecification).toEqual({
+        AttributeName: 'expires_at',
+        Enabled: true,
+      });
+    });
+
     it('expires logs through TTL and leaves control entities alone', () => {
       expect(resources[tableId('logs')]?.Properties.TimeToLiveSpecification).toEqual({
         AttributeName: tableDef('logs').ttlAttribute,
@@ -345,6 +352,65 @@ describe('GatewayStack', () => {
       expect(actionsOn('control', tableArn('logs'))).toEqual([]);
     });
 
+    it('scopes virtual key secrets to their prefix: control creates, rotates, deletes; chat reads', () => {
+      const secretActions = (group: FunctionGroupName) =>
+        statementsOf(group)
+          .filter((s) => asArray(s.Action).some((a) => a.startsWith('secretsmanager:')))
+          .filter((s) => JSON.stringify(s.Resource).includes('gateway/virtual-keys/'));
+      const prefixArn = {
+        'Fn::Join': [
+          '',
+          [
+            'arn:',
+            { Ref: 'AWS::Partition' },
+            ':secretsmanager:',
+            { Ref: 'AWS::Region' },
+            ':',
+            { Ref: 'AWS::AccountId' },
+            ':secret:gateway/virtual-keys/*',
+          ],
+        ],
+      };
+      for (const group of GROUPS) {
+        for (const s of secretActions(group)) expect(s.Resource).toEqual(prefixArn);
+      }
+      expect(actionsOn('control', prefixArn).sort()).toEqual([
+        'secretsmanager:CreateSecret',
+        'secretsmanager:DeleteSecret',
+        'secretsmanager:PutSecretValue',
+      ]);
+      expect(actionsOn('chat', prefixArn)).toEqual(['secretsmanager:GetSecretValue']);
+      expect(actionsOn('logs', prefixArn)).toEqual([]);
+      // Beyond the prefix and the admin key, no function may touch any secret.
+      const admin = JSON.stringify({ Ref: logicalId(stack, stack.adminKeySecret) });
+      for (const s of allStatements().filter((x) =>
+        asArray(x.Action).some((a) => a.startsWith('secretsmanager:')),
+      )) {
+        expect([JSON.stringify(prefixArn), admin]).toContain(JSON.stringify(s.Resource));
+      }
+    });
+
+    it('passes the secret prefix only to the functions that use virtual key secrets', () => {
+      const env = (group: FunctionGroupName) =>
+        (propertiesOf(stack.functions[group]).Environment as { Variables: Record<string, unknown> })
+          .Variables;
+      expect(env('chat').GATEWAY_SECRET_PREFIX).toBe('gateway/virtual-keys/');
+      expect(env('control').GATEWAY_SECRET_PREFIX).toBe('gateway/virtual-keys/');
+      expect(env('logs').GATEWAY_SECRET_PREFIX).toBeUndefined();
+    });
+
+    it('lets chat count and charge, control write virtual key state, and logs only read counters', () => {
+      expect(actionsOn('chat', tableArn('counters'))).toEqual(
+        expect.arrayContaining(['dynamodb:UpdateItem', 'dynamodb:BatchGetItem', 'dynamodb:Query']),
+      );
+      expect(actionsOn('control', tableArn('counters'))).toEqual(
+        expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:BatchGetItem']),
+      );
+      expect(actionsOn('logs', tableArn('counters'))).toContain('dynamodb:Query');
+      for (const action of actionsOn('logs', tableArn('counters')))
+        expect(action).toMatch(DYNAMODB_READ_ONLY);
+    });
+
     it('lets only the control function, which bootstraps the organisation, read the admin key secret', () => {
       const secret = { Ref: logicalId(stack, stack.adminKeySecret) };
       expect(actionsOn('control', secret)).toContain('secretsmanager:GetSecretValue');
@@ -372,6 +438,23 @@ describe('grantsFor', () => {
     expect(g.tables.logs).toEqual({ read: false, write: true });
     expect(g.blobBucket).toEqual({ read: false, write: true });
     expect(g.tables.control).toEqual({ read: true, write: false });
+  });
+
+  it('derives virtual key secret and counter access from model operations and virtual key scopes', () => {
+    const model = grantsFor([
+      op({ method: 'POST', access: { kind: 'scope', scope: 'completions.write' }, logged: true }),
+    ]);
+    expect(model.virtualKeySecrets).toEqual({ read: true, write: false });
+    expect(model.tables.counters).toEqual({ read: true, write: true });
+    const manage = grantsFor([
+      op({ method: 'PATCH', access: { kind: 'scope', scope: 'virtual_keys.write' } }),
+    ]);
+    expect(manage.virtualKeySecrets).toEqual({ read: false, write: true });
+    expect(manage.tables.counters).toEqual({ read: true, write: true });
+    const read = grantsFor([op({ access: { kind: 'scope', scope: 'virtual_keys.read' } })]);
+    expect(read.virtualKeySecrets).toEqual({ read: false, write: false });
+    expect(read.tables.counters).toEqual({ read: true, write: false });
+    expect(grantsFor([]).tables.counters).toEqual({ read: false, write: false });
   });
 
   it('derives log reads from the logs.view scope', () => {

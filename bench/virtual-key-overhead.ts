@@ -1,0 +1,123 @@
+// Gateway overhead of a chat completion with (a) the provider key passed through in Authorization and
+// (b) a virtual key with a budget (one strongly consistent budget read on the request path, spend charged
+// after the last byte). Local gateway and a zero-latency fake upstream on loopback; runs interleaved and
+// warm. Overhead = latency through the gateway minus the p50 of the same call made to the upstream directly.
+// `npx tsx bench/virtual-key-overhead.ts [requests per variant]`
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startGateway } from '../local/server';
+
+const N = Number(process.argv[2] ?? 1000);
+const WARMUP = 200;
+const ADMIN = 'gwk_bench_admin_key_0123456789';
+process.env.POWERTOOLS_LOG_LEVEL = 'ERROR';
+
+const REPLY = JSON.stringify({
+  id: 'chatcmpl-bench',
+  object: 'chat.completion',
+  created: 1,
+  model: 'gpt-4o-mini',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
+});
+
+const upstream = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(REPLY) });
+    res.end(REPLY);
+  });
+});
+await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', () => r()));
+const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+
+const dataDir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
+const gateway = await startGateway({ port: 0, dataDir, inMemory: true, adminKey: ADMIN });
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+
+function call(url: string, headers: Record<string, string>, payload = body): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const req = http.request(
+      url,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', ...headers } },
+      (res) => {
+        res.resume();
+        res.on('end', () => {
+          if ((res.statusCode ?? 0) >= 400) reject(new Error(`status ${res.statusCode}`));
+          else resolve(performance.now() - started);
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+const created = await fetch(`${gateway.url}/virtual-keys`, {
+  method: 'POST',
+  headers: { 'x-gateway-api-key': ADMIN, 'content-type': 'application/json' },
+  body: JSON.stringify({
+    name: 'bench',
+    slug: 'bench',
+    provider: 'openai',
+    key: 'sk-bench',
+    custom_host: upstreamUrl,
+    budget_limit: 1_000_000,
+  }),
+});
+if (created.status !== 201) throw new Error(`virtual key: ${created.status} ${await created.text()}`);
+
+const chatUrl = `${gateway.url}/chat/completions`;
+const variants = {
+  passthrough: {
+    'x-gateway-api-key': ADMIN,
+    authorization: 'Bearer sk-bench',
+    'x-gateway-custom-host': upstreamUrl,
+  },
+  virtualKey: { 'x-gateway-api-key': ADMIN, 'x-gateway-provider': '@bench' },
+};
+const samples: Record<keyof typeof variants | 'direct', number[]> = {
+  passthrough: [],
+  virtualKey: [],
+  direct: [],
+};
+
+for (let i = 0; i < WARMUP + N; i++) {
+  const direct = await call(`${upstreamUrl}/chat/completions`, {});
+  const a = await call(chatUrl, variants.passthrough);
+  const b = await call(chatUrl, variants.virtualKey);
+  if (i >= WARMUP) {
+    samples.direct.push(direct);
+    samples.passthrough.push(a);
+    samples.virtualKey.push(b);
+  }
+}
+
+const pct = (xs: number[], p: number) => {
+  const sorted = [...xs].sort((x, y) => x - y);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+};
+const base = pct(samples.direct, 50);
+console.log(
+  `requests per variant: ${N} (after ${WARMUP} warm-up), direct upstream p50 ${base.toFixed(3)} ms`,
+);
+console.log('variant                      overhead p50 (ms)   overhead p99 (ms)');
+for (const name of ['passthrough', 'virtualKey'] as const) {
+  const label = name === 'passthrough' ? '(a) Authorization passthrough' : '(b) virtual key with budget';
+  console.log(
+    `${label.padEnd(29)}${(pct(samples[name], 50) - base).toFixed(3).padStart(17)}${(pct(samples[name], 99) - base).toFixed(3).padStart(20)}`,
+  );
+}
+console.log(
+  `difference (b) - (a) at p50: ${(pct(samples.virtualKey, 50) - pct(samples.passthrough, 50)).toFixed(3)} ms`,
+);
+
+agent.destroy();
+await gateway.close();
+await new Promise<void>((r) => upstream.close(() => r()));
+rmSync(dataDir, { recursive: true, force: true });

@@ -1,0 +1,42 @@
+import { ControlStore } from '../store/control-store';
+import { type GatewayConfig, parseConfig } from './config';
+
+interface CacheEntry {
+  config: GatewayConfig | undefined;
+  expires: number;
+}
+
+/**
+ * Saved configs for the data plane, cached per container for a bounded time
+ * (`GATEWAY_CONFIG_CACHE_TTL_MS`, 10 s) and dropped at once in the container that changes them.
+ */
+export class SavedConfigs {
+  private readonly cache = new Map<string, CacheEntry>();
+
+  constructor(private readonly store = new ControlStore()) {}
+
+  invalidate(organisationId: string, workspace: string, id: string): void {
+    this.cache.delete(`${organisationId}/${workspace}/${id}`);
+  }
+
+  async get(organisationId: string, workspace: string, id: string): Promise<GatewayConfig | undefined> {
+    const key = `${organisationId}/${workspace}/${id}`;
+    const now = Date.now();
+    const hit = this.cache.get(key);
+    if (hit && hit.expires > now) return hit.config;
+    const record = await this.store.getConfig(organisationId, workspace, id);
+    // Validated when saved; parsed again so that a config saved by an older version is checked anew.
+    const config = record ? parseConfig(JSON.parse(record.config_json)) : undefined;
+    if (config) {
+      if (this.cache.size >= 1_000) this.cache.delete(this.cache.keys().next().value as string);
+      this.cache.set(key, {
+        config,
+        expires: now + Number(process.env.GATEWAY_CONFIG_CACHE_TTL_MS ?? 10_000),
+      });
+    }
+    return config;
+  }
+}
+
+/** One per container, shared with the control plane so that its changes are seen here at once. */
+export const savedConfigs = new SavedConfigs();
