@@ -67,6 +67,8 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
 export interface DataAccess {
   read: boolean;
   write: boolean;
+  /** PutItem only: adds items, never updates or deletes them (audit entries). Implied by `write`. */
+  append?: boolean;
 }
 
 export interface GroupGrants {
@@ -80,7 +82,7 @@ export interface GroupGrants {
  * right grants without touching this file.
  */
 export function grantsFor(
-  operations: readonly Pick<Operation, 'method' | 'access' | 'logged'>[],
+  operations: readonly Pick<Operation, 'name' | 'method' | 'access' | 'logged'>[],
 ): GroupGrants {
   // Model operations write a usage log entry and, when large, its bodies.
   const writesLogs = operations.some((op) => op.logged);
@@ -88,11 +90,16 @@ export function grantsFor(
   const readsLogs = operations.some((op) => op.access.kind === 'scope' && op.access.scope === 'logs.view');
   // Control-plane mutations are the non-GET operations that are not model operations.
   const writesControl = operations.some((op) => !op.logged && op.method !== 'GET');
+  // A function that authenticates callers records every invalid JWT it sees in the audit table.
+  const authenticates = operations.some((op) => op.access.kind !== 'public');
+  // The audit log is read only by its own (admin) operations.
+  const readsAudit = operations.some((op) => op.name.startsWith('audit_logs.'));
   return {
     tables: {
       // Every function authenticates callers against the control table.
       control: { read: true, write: writesControl },
       logs: { read: readsLogs, write: writesLogs },
+      audit: { read: readsAudit, write: false, append: authenticates },
     },
     blobBucket: { read: readsLogs, write: writesLogs },
     // The first use of the bootstrap admin key creates the organisation, a control-table write: only a
@@ -258,6 +265,7 @@ export class GatewayStack extends Stack {
         ]);
       }
       if (access.write) allow(DYNAMODB_WRITE_ACTIONS, [tableArn]);
+      else if (access.append) allow(['dynamodb:PutItem'], [tableArn]);
     }
     const objects = this.blobBucket.arnForObjects('*');
     if (grants.blobBucket.read) {

@@ -25,7 +25,7 @@ export interface TableDefinition {
 }
 
 export const TABLES = {
-  /** Organisations, workspaces, API keys (by hash and by id), and later virtual keys, prompts, configs. */
+  /** Organisations, workspaces, API keys (by hash and by id), JWT key sets, and later virtual keys, prompts, configs. */
   control: {
     id: 'control',
     envVar: 'TABLE_CONTROL',
@@ -50,6 +50,19 @@ export const TABLES = {
         sortKey: { name: 'id', type: 'S' },
       },
     ],
+  },
+  /**
+   * Audit entries (invalid JWT attempts). `pk` is `ORG#<organisation_id>`, or `UNKNOWN` when no existing
+   * organisation could be named; `id` a time-ordered ULID, so entries read newest first. A table of its
+   * own so every function may append to it without any right on the control entities.
+   */
+  audit: {
+    id: 'audit',
+    envVar: 'TABLE_AUDIT',
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'id', type: 'S' },
+    ttlAttribute: 'expires_at',
+    globalIndexes: [],
   },
 } as const satisfies Record<string, TableDefinition>;
 
