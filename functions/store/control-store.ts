@@ -8,6 +8,7 @@ import { documentClient, tableName } from './dynamo';
 //   ORG#<org> / WS#<slug>        -> workspace
 //   ORG#<org> / KEY#<id>         -> API key record (listing, deletion)
 //   KEYHASH#<sha256> / KEY       -> API key record by hash (authentication, one GetItem)
+//   ORG#<org> / JWT              -> the organisation's JWT key set configuration
 
 export interface OrganisationRecord {
   id: string;
@@ -35,6 +36,16 @@ export interface ApiKeyRecord {
   /** The key's last four characters, for recognising it in a list. */
   last_four: string;
   created_at: string;
+}
+
+/** Exactly one of `jwks_url` and `jwks_json` is set. */
+export interface JwtSettingsRecord {
+  organisation_id: string;
+  jwks_url?: string;
+  /** The static key set as JSON text: public parameters only, validated before it is stored. */
+  jwks_json?: string;
+  created_at: string;
+  updated_at: string;
 }
 
 const TABLE = () => tableName('control');
@@ -138,6 +149,34 @@ export class ControlStore {
         Key: { pk: `ORG#${key.organisation_id}`, sk: `KEY#${key.id}` },
       }),
     );
+  }
+
+  async getJwtSettings(organisationId: string): Promise<JwtSettingsRecord | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: TABLE(), Key: { pk: `ORG#${organisationId}`, sk: 'JWT' } }),
+    );
+    return out.Item ? strip<JwtSettingsRecord>(out.Item) : undefined;
+  }
+
+  async putJwtSettings(settings: JwtSettingsRecord): Promise<void> {
+    await this.db.send(
+      new PutCommand({
+        TableName: TABLE(),
+        Item: { pk: `ORG#${settings.organisation_id}`, sk: 'JWT', ...settings },
+      }),
+    );
+  }
+
+  /** False when there was nothing to delete. */
+  async deleteJwtSettings(organisationId: string): Promise<boolean> {
+    const out = await this.db.send(
+      new DeleteCommand({
+        TableName: TABLE(),
+        Key: { pk: `ORG#${organisationId}`, sk: 'JWT' },
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    return out.Attributes !== undefined;
   }
 
   private async putIfAbsent(item: Record<string, unknown>): Promise<boolean> {
