@@ -339,9 +339,8 @@ export class JwtTokenVerifier {
       this.tokens.set(hash, { principal, exp: claims.exp, kid, n: String(jwk.n) });
       return principal;
     } catch (error) {
-      if (error instanceof JwtVerificationError) {
-        error.organisationId = knownOrganisation ?? (await this.existingOrganisation(decoded));
-      }
+      // Unresolved (null) here is settled by the caller with `existingOrganisation`, once.
+      if (error instanceof JwtVerificationError) error.organisationId = knownOrganisation;
       throw error;
     }
   }
