@@ -47,7 +47,8 @@ export const FUNCTION_GROUPS = {
     entry: 'functions/handlers/control.ts',
     memoryMb: 512,
     timeoutSeconds: 30,
-    description: 'Control plane: organisation, workspaces, API keys, virtual keys, configs, health',
+    description:
+      'Control plane: organisation, workspaces, API keys, virtual keys, configs, JWT key sets, audit logs, health',
   },
   logs: {
     entry: 'functions/handlers/logs.ts',
@@ -214,6 +215,38 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/v1/configs/{id}',
     group: 'control',
     access: scope('configs.write'),
+    logged: false,
+  },
+  {
+    name: 'organisation.jwt.put',
+    method: 'PUT',
+    path: '/v1/organisation/jwt',
+    group: 'control',
+    access: admin,
+    logged: false,
+  },
+  {
+    name: 'organisation.jwt.get',
+    method: 'GET',
+    path: '/v1/organisation/jwt',
+    group: 'control',
+    access: admin,
+    logged: false,
+  },
+  {
+    name: 'organisation.jwt.delete',
+    method: 'DELETE',
+    path: '/v1/organisation/jwt',
+    group: 'control',
+    access: admin,
+    logged: false,
+  },
+  {
+    name: 'audit_logs.list',
+    method: 'GET',
+    path: '/v1/audit-logs',
+    group: 'control',
+    access: admin,
     logged: false,
   },
 

@@ -69,6 +69,8 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
 export interface DataAccess {
   read: boolean;
   write: boolean;
+  /** PutItem only: adds items, never updates or deletes them (audit entries). Implied by `write`. */
+  append?: boolean;
 }
 
 export interface GroupGrants {
@@ -87,7 +89,7 @@ export const VIRTUAL_KEY_SECRET_PREFIX = 'gateway/virtual-keys/';
  * right grants without touching this file.
  */
 export function grantsFor(
-  operations: readonly Pick<Operation, 'method' | 'access' | 'logged'>[],
+  operations: readonly Pick<Operation, 'name' | 'method' | 'access' | 'logged'>[],
 ): GroupGrants {
   // Model operations write a usage log entry and, when large, its bodies.
   const writesLogs = operations.some((op) => op.logged);
@@ -102,6 +104,10 @@ export function grantsFor(
   const usesVirtualKeys = writesLogs;
   // Creating, rotating and deleting a virtual key writes its secret and its enforced state.
   const managesVirtualKeys = hasScope('virtual_keys.write');
+  // A function that authenticates callers records every invalid JWT it sees in the audit table.
+  const authenticates = operations.some((op) => op.access.kind !== 'public');
+  // The audit log is read only by its own (admin) operations.
+  const readsAudit = operations.some((op) => op.name.startsWith('audit_logs.'));
   return {
     tables: {
       // Every function authenticates callers against the control table.
@@ -112,6 +118,7 @@ export function grantsFor(
         read: usesVirtualKeys || managesVirtualKeys || hasScope('virtual_keys.read') || readsLogs,
         write: usesVirtualKeys || managesVirtualKeys,
       },
+      audit: { read: readsAudit, write: false, append: authenticates },
     },
     blobBucket: { read: readsLogs, write: writesLogs },
     // The first use of the bootstrap admin key creates the organisation, a control-table write: only a
@@ -290,6 +297,7 @@ export class GatewayStack extends Stack {
         ]);
       }
       if (access.write) allow(DYNAMODB_WRITE_ACTIONS, [tableArn]);
+      else if (access.append) allow(['dynamodb:PutItem'], [tableArn]);
     }
     const objects = this.blobBucket.arnForObjects('*');
     if (grants.blobBucket.read) {

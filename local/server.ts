@@ -45,6 +45,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   const dataDir = resolve(options.dataDir ?? process.env.GATEWAY_DATA_DIR ?? '.data');
   const env = process.env;
   env.GATEWAY_DATA_DIR = dataDir;
+  // Tells the handlers they run locally: e.g. a JWKS may then be served over plain HTTP on loopback.
+  env.GATEWAY_LOCAL = '1';
   env.AWS_REGION ??= 'us-east-1';
   env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
   for (const def of ALL_TABLES) env[def.envVar] ??= localTableName(def);

@@ -1,8 +1,16 @@
 import { timingSafeEqual } from 'node:crypto';
 import { unauthorized } from '../gateway/errors';
 import { ApiKeyService } from './api-keys';
+import { AuditLog } from './audit-log';
 import { bootstrap } from './bootstrap';
+import { type DecodedJwt, decodeJwt, JwtVerificationError } from './jwt-token';
+import { JwtTokenVerifier } from './jwt-verifier';
 import type { Principal } from './principal';
+
+/** About the request being authenticated, for the audit log. */
+export interface AuthContext {
+  requestId?: string;
+}
 
 /** Reads the bootstrap admin key from Secrets Manager on AWS; loaded once per container, on demand. */
 async function loadAdminKeySecret(arn: string): Promise<string | undefined> {
@@ -20,7 +28,11 @@ function sameSecret(a: string, b: string): boolean {
 export class Authenticator {
   private adminSecret?: Promise<string | undefined>;
 
-  constructor(private readonly apiKeys = new ApiKeyService()) {}
+  constructor(
+    private readonly apiKeys = new ApiKeyService(),
+    private readonly jwts = new JwtTokenVerifier(),
+    private readonly audit = new AuditLog(),
+  ) {}
 
   /** The key from `x-gateway-api-key`, else from `Authorization: Bearer` (then it is not the provider's). */
   static presentedKey(
@@ -33,7 +45,8 @@ export class Authenticator {
     return m?.[1] ? { key: m[1].trim(), fromAuthorization: true } : undefined;
   }
 
-  async authenticate(headers: Record<string, string>): Promise<Principal> {
+  /** The single entry point: an API key or a JWT (told apart by shape) to a principal, or a 401. */
+  async authenticate(headers: Record<string, string>, context: AuthContext = {}): Promise<Principal> {
     const presented = Authenticator.presentedKey(headers);
     if (!presented || presented.key === '') {
       throw unauthorized(
@@ -41,12 +54,41 @@ export class Authenticator {
       );
     }
     if (/^Bearer\s/i.test(presented.key) && !presented.fromAuthorization) {
+      const inner = presented.key.replace(/^Bearer\s+/i, '');
+      const decoded = decodeJwt(inner);
+      if (decoded) {
+        const error = new JwtVerificationError('bearer_prefix');
+        throw await this.rejectJwt(inner, decoded, error, context);
+      }
       throw unauthorized('x-gateway-api-key takes the raw key or JWT, without a "Bearer " prefix.');
+    }
+    const decoded = decodeJwt(presented.key);
+    if (decoded) {
+      try {
+        return await this.jwts.verify(presented.key, decoded);
+      } catch (error) {
+        if (error instanceof JwtVerificationError) {
+          throw await this.rejectJwt(presented.key, decoded, error, context);
+        }
+        throw error;
+      }
     }
     const principal =
       (await this.apiKeys.authenticate(presented.key)) ?? (await this.bootstrapOnFirstUse(presented.key));
     if (!principal) throw unauthorized();
     return principal;
+  }
+
+  /** Every invalid JWT is audited (masked) before its 401 goes out. */
+  private async rejectJwt(
+    token: string,
+    decoded: DecodedJwt,
+    error: JwtVerificationError,
+    context: AuthContext,
+  ): Promise<Error> {
+    if (error.organisationId === null) error.organisationId = await this.jwts.existingOrganisation(decoded);
+    await this.audit.recordInvalidJwt(token, error, context.requestId);
+    return unauthorized(error.message);
   }
 
   /**

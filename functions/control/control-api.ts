@@ -2,7 +2,9 @@ import type { OperationHandler } from '../gateway/dispatch';
 import { type HttpEvent, jsonResult, listResult, type RequestState } from '../gateway/http';
 import { bodyText, jsonBody } from '../gateway/request-body';
 import { ApiKeyService, presentKey } from './api-keys';
+import { AuditLog, presentAuditEntry } from './audit-log';
 import { ConfigService, presentConfig } from './configs';
+import { JwtSettingsService, presentJwtSettings } from './jwt-settings';
 import { OrganisationService, presentWorkspace } from './organisation';
 import type { Principal } from './principal';
 import { presentVirtualKey, VirtualKeyService } from './virtual-keys';
@@ -14,6 +16,8 @@ const configs = new ConfigService();
 
 // An organisation admin may name another workspace with `?workspace=`; others act in their own.
 const workspaceParam = (event: HttpEvent) => event.queryStringParameters?.workspace || undefined;
+const jwtSettings = new JwtSettingsService();
+const auditLog = new AuditLog();
 
 const caller = (state: RequestState) => state.principal as Principal;
 
@@ -106,5 +110,21 @@ export const controlOperations: Record<string, OperationHandler> = {
     const id = state.params.id ?? '';
     await configs.delete(caller(state), id, workspaceParam(event));
     return jsonResult(200, { id, object: 'config', deleted: true });
+  },
+
+  'organisation.jwt.put': async (event, state) =>
+    jsonResult(200, presentJwtSettings(await jwtSettings.put(caller(state), jsonBody(bodyText(event))))),
+
+  'organisation.jwt.get': async (_event, state) =>
+    jsonResult(200, presentJwtSettings(await jwtSettings.get(caller(state)))),
+
+  'organisation.jwt.delete': async (_event, state) => {
+    await jwtSettings.delete(caller(state));
+    return jsonResult(200, { object: 'organisation.jwt', deleted: true });
+  },
+
+  'audit_logs.list': async (event, state) => {
+    const page = await auditLog.list(caller(state), event.queryStringParameters ?? {});
+    return listResult(page.data.map(presentAuditEntry), page.nextCursor);
   },
 };

@@ -10,6 +10,7 @@ import { documentClient, tableName } from './dynamo';
 //   KEYHASH#<sha256> / KEY       -> API key record by hash (authentication, one GetItem)
 //   ORG#<org> / VK#<ws>#<slug>   -> virtual key (its budget state and spend live in the counters table)
 //   ORG#<org> / CFG#<ws>#<id>    -> saved gateway config
+//   ORG#<org> / JWT              -> the organisation's JWT key set configuration
 
 export interface OrganisationRecord {
   id: string;
@@ -63,6 +64,16 @@ export interface SavedConfigRecord {
   workspace: string;
   /** The config as JSON text: any JSON a client sends (override_params) must be storable. */
   config_json: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Exactly one of `jwks_url` and `jwks_json` is set. */
+export interface JwtSettingsRecord {
+  organisation_id: string;
+  jwks_url?: string;
+  /** The static key set as JSON text: public parameters only, validated before it is stored. */
+  jwks_json?: string;
   created_at: string;
   updated_at: string;
 }
@@ -184,6 +195,22 @@ export class ControlStore {
     );
   }
 
+  async getJwtSettings(organisationId: string): Promise<JwtSettingsRecord | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: TABLE(), Key: { pk: `ORG#${organisationId}`, sk: 'JWT' } }),
+    );
+    return out.Item ? strip<JwtSettingsRecord>(out.Item) : undefined;
+  }
+
+  async putJwtSettings(settings: JwtSettingsRecord): Promise<void> {
+    await this.db.send(
+      new PutCommand({
+        TableName: TABLE(),
+        Item: { pk: `ORG#${settings.organisation_id}`, sk: 'JWT', ...settings },
+      }),
+    );
+  }
+
   async getVirtualKey(
     organisationId: string,
     workspace: string,
@@ -245,6 +272,18 @@ export class ControlStore {
         Key: { pk: `ORG#${organisationId}`, sk: `CFG#${workspace}#${id}` },
       }),
     );
+  }
+
+  /** False when there was nothing to delete. */
+  async deleteJwtSettings(organisationId: string): Promise<boolean> {
+    const out = await this.db.send(
+      new DeleteCommand({
+        TableName: TABLE(),
+        Key: { pk: `ORG#${organisationId}`, sk: 'JWT' },
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    return out.Attributes !== undefined;
   }
 
   private async putIfAbsent(item: Record<string, unknown>): Promise<boolean> {

@@ -25,7 +25,7 @@ export interface TableDefinition {
 }
 
 export const TABLES = {
-  /** Organisations, workspaces, API keys (by hash and by id), virtual keys, saved configs. */
+  /** Organisations, workspaces, API keys (by hash and by id), virtual keys, saved configs, JWT key sets. */
   control: {
     id: 'control',
     envVar: 'TABLE_CONTROL',
@@ -61,6 +61,19 @@ export const TABLES = {
     envVar: 'TABLE_COUNTERS',
     partitionKey: { name: 'pk', type: 'S' },
     sortKey: { name: 'sk', type: 'S' },
+    ttlAttribute: 'expires_at',
+    globalIndexes: [],
+  },
+  /**
+   * Audit entries (invalid JWT attempts). `pk` is `ORG#<organisation_id>`, or `UNKNOWN` when no existing
+   * organisation could be named; `id` a time-ordered ULID, so entries read newest first. A table of its
+   * own so every function may append to it without any right on the control entities.
+   */
+  audit: {
+    id: 'audit',
+    envVar: 'TABLE_AUDIT',
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'id', type: 'S' },
     ttlAttribute: 'expires_at',
     globalIndexes: [],
   },

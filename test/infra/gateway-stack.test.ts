@@ -207,13 +207,17 @@ describe('GatewayStack', () => {
       });
     });
 
-    it('expires logs through TTL and leaves control entities alone', () => {
+    it('expires logs and audit entries through TTL and leaves control entities alone', () => {
       expect(resources[tableId('logs')]?.Properties.TimeToLiveSpecification).toEqual({
         AttributeName: tableDef('logs').ttlAttribute,
         Enabled: true,
       });
       expect(tableDef('logs').ttlAttribute).toBe('expires_at');
       expect(resources[tableId('control')]?.Properties).not.toHaveProperty('TimeToLiveSpecification');
+      expect(resources[tableId('audit')]?.Properties.TimeToLiveSpecification).toEqual({
+        AttributeName: 'expires_at',
+        Enabled: true,
+      });
     });
 
     it('creates the by-organisation index of the logs table from its definition', () => {
@@ -291,6 +295,7 @@ describe('GatewayStack', () => {
       }
       expect(outputs.ControlTableName?.Value).toEqual({ Ref: tableId('control') });
       expect(outputs.LogsTableName?.Value).toEqual({ Ref: tableId('logs') });
+      expect(outputs.AuditTableName?.Value).toEqual({ Ref: tableId('audit') });
       expect(outputs.BlobBucketName?.Value).toEqual({ Ref: logicalId(stack, stack.blobBucket) });
     });
   });
@@ -331,10 +336,13 @@ describe('GatewayStack', () => {
       expect(actionsOn('chat', objects)).toEqual(['s3:PutObject']);
     });
 
-    it('lets the logs function read logs, its index and bodies but write no table', () => {
+    it('lets the logs function read logs, its index and bodies but write no table except audit entries', () => {
       expect(actionsOn('logs', tableArn('logs'))).toContain('dynamodb:Query');
       expect(actionsOn('logs', indexArn('logs', 'by-organisation'))).toContain('dynamodb:Query');
       const dynamoActions = statementsOf('logs')
+        .filter(
+          (s) => !asArray(s.Resource).some((r) => JSON.stringify(r) === JSON.stringify(tableArn('audit'))),
+        )
         .flatMap((s) => asArray(s.Action))
         .filter((a) => a.startsWith('dynamodb:'));
       expect(dynamoActions.length).toBeGreaterThan(0);
@@ -343,6 +351,16 @@ describe('GatewayStack', () => {
         'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(stack, stack.blobBucket), 'Arn'] }, '/*']],
       };
       expect(actionsOn('logs', objects)).toEqual(['s3:GetObject']);
+    });
+
+    it('lets every function add audit entries (PutItem only), and only the control function read them', () => {
+      for (const group of GROUPS) {
+        const actions = actionsOn(group, tableArn('audit'));
+        const writes = actions.filter((a) => !DYNAMODB_READ_ONLY.test(a));
+        expect(writes).toEqual(['dynamodb:PutItem']);
+        if (group === 'control') expect(actions).toContain('dynamodb:Query');
+        else expect(actions).toEqual(['dynamodb:PutItem']);
+      }
     });
 
     it('lets only the control function write the control table, and not the logs', () => {
@@ -455,6 +473,16 @@ describe('grantsFor', () => {
     expect(read.virtualKeySecrets).toEqual({ read: false, write: false });
     expect(read.tables.counters).toEqual({ read: true, write: false });
     expect(grantsFor([]).tables.counters).toEqual({ read: false, write: false });
+  });
+
+  it('lets every authenticating function append audit entries, and only the audit operations read them', () => {
+    expect(grantsFor([op({})]).tables.audit).toEqual({ read: false, write: false, append: true });
+    expect(grantsFor([op({ access: { kind: 'public' } })]).tables.audit.append).toBe(false);
+    expect(grantsFor([op({ name: 'audit_logs.list', access: { kind: 'admin' } })]).tables.audit).toEqual({
+      read: true,
+      write: false,
+      append: true,
+    });
   });
 
   it('derives log reads from the logs.view scope', () => {

@@ -1,0 +1,79 @@
+import { ulid } from 'ulid';
+import { badRequest } from '../gateway/errors';
+import { logger } from '../gateway/logger';
+import { type AuditEntry, AuditStore } from '../store/audit-store';
+import { ControlStore } from '../store/control-store';
+import { type JwtVerificationError, maskToken } from './jwt-token';
+import type { Principal } from './principal';
+
+const MAX_LIMIT = 100;
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+export function presentAuditEntry(entry: AuditEntry) {
+  return { object: 'audit_log', ...entry };
+}
+
+/** The organisation's audit log: invalid JWT attempts, written by every function, read by admins. */
+export class AuditLog {
+  constructor(
+    private readonly store = new AuditStore(),
+    private readonly control = new ControlStore(),
+  ) {}
+
+  /**
+   * Records an invalid JWT with the token masked. Awaited by the caller so the entry is durable before
+   * the 401 leaves; a failed write is logged (without the token) and never changes the reply.
+   */
+  async recordInvalidJwt(token: string, error: JwtVerificationError, requestId?: string): Promise<void> {
+    const entry: AuditEntry = {
+      id: ulid(),
+      timestamp: new Date().toISOString(),
+      organisation_id: error.organisationId,
+      event: 'jwt.invalid',
+      jwtToken: maskToken(token),
+      error: error.message,
+      ...(error.detail !== undefined ? { detail: error.detail } : {}),
+      ...(requestId !== undefined ? { request_id: requestId } : {}),
+    };
+    try {
+      await this.store.put(entry);
+    } catch (failure) {
+      logger.error('audit log write failed', {
+        entry: { ...entry },
+        error: (failure as Error).message,
+      });
+    }
+  }
+
+  /**
+   * Newest first. Admins of the organisation the deployment bootstrapped also see the entries no
+   * organisation could be named for; both partitions are ordered by ULID, so they merge by id and the
+   * cursor is simply the last id returned.
+   */
+  async list(
+    caller: Principal,
+    query: Record<string, string | undefined>,
+  ): Promise<{ data: AuditEntry[]; nextCursor: string | null }> {
+    let limit = 20;
+    if (query.limit !== undefined) {
+      limit = Number(query.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+        throw badRequest(`limit must be a whole number from 1 to ${MAX_LIMIT}.`, 'limit');
+      }
+    }
+    let before: string | undefined;
+    if (query.cursor) {
+      before = Buffer.from(query.cursor, 'base64url').toString('utf8');
+      if (!ULID.test(before)) throw badRequest('cursor is not valid.', 'cursor');
+    }
+    const partitions: (string | null)[] = [caller.organisationId];
+    if ((await this.control.getBootstrapOrganisationId()) === caller.organisationId) partitions.push(null);
+    // One entry past the page tells whether another page exists.
+    const pages = await Promise.all(partitions.map((p) => this.store.listBefore(p, before, limit + 1)));
+    const merged = pages.flat().sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    const data = merged.slice(0, limit);
+    const last = data[data.length - 1];
+    const nextCursor = merged.length > limit && last ? Buffer.from(last.id).toString('base64url') : null;
+    return { data, nextCursor };
+  }
+}
