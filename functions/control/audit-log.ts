@@ -4,9 +4,9 @@ import { logger } from '../gateway/logger';
 import { type AuditEntry, AuditStore } from '../store/audit-store';
 import { ControlStore } from '../store/control-store';
 import { type JwtVerificationError, maskToken } from './jwt-token';
+import { parseLimit } from './list-query';
 import type { Principal } from './principal';
 
-const MAX_LIMIT = 100;
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 export function presentAuditEntry(entry: AuditEntry) {
@@ -54,13 +54,7 @@ export class AuditLog {
     caller: Principal,
     query: Record<string, string | undefined>,
   ): Promise<{ data: AuditEntry[]; nextCursor: string | null }> {
-    let limit = 20;
-    if (query.limit !== undefined) {
-      limit = Number(query.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-        throw badRequest(`limit must be a whole number from 1 to ${MAX_LIMIT}.`, 'limit');
-      }
-    }
+    const limit = parseLimit(query.limit);
     let before: string | undefined;
     if (query.cursor) {
       before = Buffer.from(query.cursor, 'base64url').toString('utf8');

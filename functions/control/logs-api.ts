@@ -5,21 +5,13 @@ import { UserUsage, type UserUsageOrder } from '../gateway/user-usage';
 import { ControlStore } from '../store/control-store';
 import { CursorError } from '../store/dynamo';
 import { type LogQuery, LogStore } from '../store/log-store';
+import { parseLimit, parseTime } from './list-query';
 import type { Principal } from './principal';
 
 const logs = new LogStore();
 const users = new UserUsage();
 const control = new ControlStore();
 const DEFAULT_ANALYTICS_DAYS = 30;
-const MAX_LIMIT = 100;
-
-function parseTime(value: string | undefined, param: string): number | undefined {
-  if (value === undefined || value === '') return undefined;
-  const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
-  if (!Number.isFinite(ms))
-    throw badRequest(`${param} must be an ISO 8601 time or epoch milliseconds.`, param);
-  return ms;
-}
 
 /** Workspace keys and JWTs read their own workspace; an organisation admin reads all, or the one named. */
 function readableWorkspace(principal: Principal, requested: string | undefined): string | undefined {
@@ -32,13 +24,7 @@ export function parseLogQuery(principal: Principal, q: Record<string, string | u
   for (const [k, v] of Object.entries(q)) {
     if (k.startsWith('metadata.') && k.length > 9 && v !== undefined) metadata[k.slice(9)] = v;
   }
-  let limit = 20;
-  if (q.limit !== undefined) {
-    limit = Number(q.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-      throw badRequest(`limit must be a whole number from 1 to ${MAX_LIMIT}.`, 'limit');
-    }
-  }
+  const limit = parseLimit(q.limit);
   let status: number | undefined;
   if (q.status !== undefined) {
     status = Number(q.status);
