@@ -2,6 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DynamoDBClient, ListTablesCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import dynalite from 'dynalite';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chunk, type FakeOpenAI, openSse, sleep, sseData, startFakeOpenAI } from '../support/fake-openai';
@@ -163,6 +165,38 @@ describe('npm start', () => {
     } finally {
       gw.child.kill('SIGTERM');
       await gw.exited;
+    }
+  }, 60_000);
+
+  it('uses the DynamoDB named by DYNAMODB_ENDPOINT instead of the embedded one', async () => {
+    const external = dynalite({ createTableMs: 0 });
+    await new Promise<void>((r) => external.listen(0, '127.0.0.1', () => r()));
+    const endpoint = `http://127.0.0.1:${(external.address() as { port: number }).port}`;
+    const creds = { AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x', AWS_REGION: 'us-east-1' };
+    const gw = await start({
+      DYNAMODB_ENDPOINT: endpoint,
+      GATEWAY_ADMIN_KEY: 'gwk_external_store_key_12345',
+      ...creds,
+    });
+    try {
+      const res = await fetch(`${gw.url}/organisation`, {
+        headers: { 'x-gateway-api-key': 'gwk_external_store_key_12345' },
+      });
+      expect(res.status).toBe(200);
+      const db = new DynamoDBClient({
+        endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+      });
+      const tables = await db.send(new ListTablesCommand({}));
+      expect(tables.TableNames).toEqual(expect.arrayContaining(['gateway-control', 'gateway-logs']));
+      const control = await db.send(new ScanCommand({ TableName: 'gateway-control' }));
+      expect(control.Items?.some((item) => item.sk?.S === 'ORG')).toBe(true);
+      db.destroy();
+    } finally {
+      gw.child.kill('SIGTERM');
+      await gw.exited;
+      await new Promise<void>((r) => external.close(() => r()));
     }
   }, 60_000);
 });
