@@ -36,8 +36,9 @@ export class LocalResponseStream extends Writable {
     this.headSent = true;
     const headers: Record<string, string | string[]> = { ...this.prelude.headers };
     if (this.prelude.cookies?.length) headers['set-cookie'] = this.prelude.cookies;
+    // No flushHeaders(): a write or the end always follows at once, and Node sends the headers with it,
+    // in one packet instead of two.
     this.res.writeHead(this.prelude.statusCode, headers);
-    this.res.flushHeaders();
   }
 
   override _write(

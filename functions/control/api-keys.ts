@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { ulid } from 'ulid';
 import { badRequest, forbidden, notFound } from '../gateway/errors';
+import { newId } from '../gateway/ids';
 import { SCOPES, type Scope } from '../operations';
 import { type ApiKeyRecord, ControlStore } from '../store/control-store';
 import { DEFAULT_WORKSPACE, type Principal } from './principal';
@@ -97,7 +97,7 @@ export class ApiKeyService {
     }
     const key = generateKey();
     const record: ApiKeyRecord = {
-      id: `key_${ulid()}`,
+      id: `key_${newId()}`,
       name: name.trim(),
       type,
       organisation_id: caller.organisationId,

@@ -1,5 +1,5 @@
-import { ulid } from 'ulid';
 import { badRequest } from '../gateway/errors';
+import { newId } from '../gateway/ids';
 import { logger } from '../gateway/logger';
 import { type AuditEntry, AuditStore } from '../store/audit-store';
 import { ControlStore } from '../store/control-store';
@@ -26,7 +26,7 @@ export class AuditLog {
    */
   async recordInvalidJwt(token: string, error: JwtVerificationError, requestId?: string): Promise<void> {
     const entry: AuditEntry = {
-      id: ulid(),
+      id: newId(),
       timestamp: new Date().toISOString(),
       organisation_id: error.organisationId,
       event: 'jwt.invalid',

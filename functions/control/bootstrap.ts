@@ -1,4 +1,4 @@
-import { ulid } from 'ulid';
+import { newId } from '../gateway/ids';
 import { ControlStore } from '../store/control-store';
 import { generateKey, hashKey } from './api-keys';
 import { DEFAULT_WORKSPACE } from './principal';
@@ -18,11 +18,12 @@ export async function bootstrap(
   store = new ControlStore(),
 ): Promise<BootstrapResult> {
   const organisationId =
-    (await store.getBootstrapOrganisationId()) ?? (await store.claimBootstrap(`org_${ulid().toLowerCase()}`));
+    (await store.getBootstrapOrganisationId()) ??
+    (await store.claimBootstrap(`org_${newId().toLowerCase()}`));
   const now = new Date().toISOString();
   await store.putOrganisation({ id: organisationId, name: 'Default organisation', created_at: now });
   await store.createWorkspace({
-    id: `ws_${ulid().toLowerCase()}`,
+    id: `ws_${newId().toLowerCase()}`,
     slug: DEFAULT_WORKSPACE,
     name: 'Default workspace',
     organisation_id: organisationId,
@@ -39,7 +40,7 @@ export async function bootstrap(
   const hash = hashKey(key);
   if (!(await store.getApiKeyByHash(hash))) {
     await store.putApiKey({
-      id: `key_${ulid()}`,
+      id: `key_${newId()}`,
       name: 'Organisation admin (bootstrap)',
       type: 'organisation',
       organisation_id: organisationId,

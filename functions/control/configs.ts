@@ -1,6 +1,6 @@
-import { ulid } from 'ulid';
 import { parseSavedConfig } from '../gateway/config';
 import { badRequest, forbidden, notFound } from '../gateway/errors';
+import { newId } from '../gateway/ids';
 import { type SavedConfigs, savedConfigs } from '../gateway/saved-configs';
 import { ControlStore, type SavedConfigRecord } from '../store/control-store';
 import { asObject } from './api-keys';
@@ -65,7 +65,7 @@ export class ConfigService {
     }
     const now = new Date().toISOString();
     const record: SavedConfigRecord = {
-      id: `cfg_${ulid().toLowerCase()}`,
+      id: `cfg_${newId().toLowerCase()}`,
       name: body.name,
       organisation_id: caller.organisationId,
       workspace,

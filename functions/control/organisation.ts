@@ -1,5 +1,5 @@
-import { ulid } from 'ulid';
 import { badRequest, GatewayError, notFound } from '../gateway/errors';
+import { newId } from '../gateway/ids';
 import { ControlStore, type WorkspaceRecord } from '../store/control-store';
 import { asObject } from './api-keys';
 import type { Principal } from './principal';
@@ -41,7 +41,7 @@ export class OrganisationService {
       throw badRequest('slug must be 1 to 63 lower-case letters, digits or dashes.', 'slug');
     }
     const ws: WorkspaceRecord = {
-      id: `ws_${ulid().toLowerCase()}`,
+      id: `ws_${newId().toLowerCase()}`,
       slug,
       name: body.name.trim(),
       organisation_id: caller.organisationId,
@@ -66,5 +66,5 @@ function slugify(name: string): string {
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')
     .slice(0, 63);
-  return slug || `ws-${ulid().toLowerCase().slice(-8)}`;
+  return slug || `ws-${newId().toLowerCase().slice(-8)}`;
 }

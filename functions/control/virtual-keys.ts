@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { ulid } from 'ulid';
 import { alertThresholdUsd, budgetStatus, candidatePeriods } from '../gateway/budget';
 import { badRequest, forbidden, GatewayError, notFound } from '../gateway/errors';
+import { newId } from '../gateway/ids';
 import { type VirtualKeyResolver, virtualKeys } from '../gateway/virtual-key-resolver';
 import { findProvider, PROVIDER_NAMES } from '../providers';
 import { ControlStore, type VirtualKeyRecord } from '../store/control-store';
@@ -220,7 +220,7 @@ export class VirtualKeyService {
           ? slugify(input.name as string)
           : `${slugify(input.name as string)}-${randomBytes(3).toString('hex')}`);
       const candidate: VirtualKeyRecord = {
-        id: `vk_${ulid().toLowerCase()}`,
+        id: `vk_${newId().toLowerCase()}`,
         slug,
         name: input.name as string,
         organisation_id: caller.organisationId,

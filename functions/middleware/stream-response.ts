@@ -1,8 +1,8 @@
 import type { Writable } from 'node:stream';
 import type { Context } from 'aws-lambda';
-import { ulid } from 'ulid';
 import { internalError } from '../gateway/errors';
 import type { GatewayContext, HttpEvent, HttpResult, RequestState, SendOutcome } from '../gateway/http';
+import { newId } from '../gateway/ids';
 import { logger } from '../gateway/logger';
 
 type Chain = (event: HttpEvent, context: GatewayContext) => Promise<HttpResult>;
@@ -23,7 +23,7 @@ export function streamingHandler(chain: Chain) {
   return awslambda.streamifyResponse<HttpEvent>(async (event, responseStream: Writable, context: Context) => {
     const client = new AbortController();
     const state: RequestState = {
-      requestId: ulid(),
+      requestId: newId(),
       traceId: '',
       startedAt: performance.now(),
       startedAtMs: Date.now(),
