@@ -1,0 +1,121 @@
+import { isIP } from 'node:net';
+import type { Finding, GuardrailCheck } from '../types';
+import { noOtherFields } from './param';
+
+// Each kind: a candidate pattern, then a validator that drops look-alikes (a card number must pass the
+// Luhn check, an IBAN its mod-97 check), so that ordinary numbers are not taken for personal data.
+
+interface Kind {
+  label: string;
+  pattern: RegExp;
+  valid?: (match: string) => boolean;
+}
+
+const digits = (s: string) => s.replace(/\D/g, '');
+
+export function luhnValid(number: string): boolean {
+  let sum = 0;
+  let double = false;
+  for (let i = number.length - 1; i >= 0; i--) {
+    let d = number.charCodeAt(i) - 48;
+    if (double) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    double = !double;
+  }
+  return sum % 10 === 0;
+}
+
+export function ibanValid(candidate: string): boolean {
+  const iban = candidate.replace(/\s+/g, '').toUpperCase();
+  if (iban.length < 15 || iban.length > 34) return false;
+  const rearranged = iban.slice(4) + iban.slice(0, 4);
+  let remainder = 0;
+  for (const ch of rearranged) {
+    const code = ch.charCodeAt(0);
+    const value = code >= 65 ? String(code - 55) : ch;
+    for (const d of value) remainder = (remainder * 10 + (d.charCodeAt(0) - 48)) % 97;
+  }
+  return remainder === 1;
+}
+
+const DNI_LETTERS = 'TRWAGMYFPDXBNJZSQVHLCKE';
+
+export const PII_KINDS: Record<string, Kind> = {
+  email: { label: 'EMAIL', pattern: /[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/gu },
+  phone: {
+    label: 'PHONE',
+    pattern: /(?<![\w+])\+?\(?\d[\d\s().-]{6,}\d(?!\w)/g,
+    valid: (m) => {
+      const n = digits(m).length;
+      return n >= 8 && n <= 15 && !/^\d{4}-\d{2}-\d{2}$/.test(m.trim());
+    },
+  },
+  credit_card: {
+    label: 'CREDIT_CARD',
+    pattern: /(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)/g,
+    valid: (m) => {
+      const n = digits(m);
+      return n.length >= 13 && n.length <= 19 && luhnValid(n);
+    },
+  },
+  iban: { label: 'IBAN', pattern: /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b/g, valid: ibanValid },
+  ip_address: {
+    label: 'IP_ADDRESS',
+    pattern: /(?<![\w.:])(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7})(?![\w.:])/gi,
+    valid: (m) => isIP(m) !== 0,
+  },
+  us_ssn: { label: 'US_SSN', pattern: /\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b/g },
+  uk_nino: {
+    label: 'UK_NINO',
+    pattern: /\b(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b/gi,
+  },
+  es_dni: {
+    label: 'ES_DNI',
+    pattern: /\b\d{8}-?[A-Z]\b/gi,
+    valid: (m) => DNI_LETTERS[Number(m.slice(0, 8)) % 23] === m.slice(-1).toUpperCase(),
+  },
+};
+
+export function findPii(text: string, kinds: Kind[]): Finding[] {
+  const findings: Finding[] = [];
+  for (const kind of kinds) {
+    kind.pattern.lastIndex = 0;
+    for (let m = kind.pattern.exec(text); m; m = kind.pattern.exec(text)) {
+      if (kind.valid && !kind.valid(m[0])) continue;
+      findings.push({ start: m.index, end: m.index + m[0].length, label: kind.label });
+    }
+  }
+  // Overlaps (a card number that also looks like a phone) keep the earliest, longest span.
+  findings.sort((a, b) => a.start - b.start || b.end - a.end);
+  return findings.filter((f, i) => i === 0 || f.start >= (findings[i - 1] as Finding).end);
+}
+
+export const piiCheck: GuardrailCheck<{ kinds: Kind[] }> = {
+  type: 'pii',
+  redacts: true,
+  parse(params, problems, at) {
+    noOtherFields(params, ['kinds'], problems, at);
+    if (params.kinds === undefined) return { kinds: Object.values(PII_KINDS) };
+    const names = params.kinds;
+    if (!Array.isArray(names) || names.length === 0) {
+      problems.push(`${at}.kinds must be a non-empty array of: ${Object.keys(PII_KINDS).join(', ')}`);
+      return { kinds: [] };
+    }
+    const unknown = names.filter((n) => typeof n !== 'string' || !Object.hasOwn(PII_KINDS, n));
+    if (unknown.length > 0) problems.push(`${at}.kinds has unknown kinds: ${unknown.map(String).join(', ')}`);
+    return {
+      kinds: names
+        .filter((n): n is string => typeof n === 'string' && Object.hasOwn(PII_KINDS, n))
+        .map((n) => PII_KINDS[n] as Kind),
+    };
+  },
+  run(text, { kinds }) {
+    const findings = findPii(text, kinds);
+    if (findings.length === 0) return { passed: true };
+    const labels = [...new Set(findings.map((f) => f.label))];
+    return { passed: false, message: `found ${labels.join(', ')}`, findings };
+  },
+};

@@ -1,0 +1,157 @@
+import { CHECKS } from './registry';
+import type {
+  CheckContext,
+  CheckVerdict,
+  Direction,
+  Finding,
+  GuardrailAction,
+  GuardrailCheck,
+} from './types';
+
+const ACTIONS: GuardrailAction[] = ['deny', 'log', 'redact'];
+const RESERVED = new Set(['type', 'action', 'id']);
+
+/** A check ready to run: its parameters validated and compiled once. */
+export interface CompiledCheck {
+  id: string;
+  type: string;
+  action: GuardrailAction;
+  check: GuardrailCheck<unknown>;
+  params: unknown;
+}
+
+export interface CheckOutcome {
+  id: string;
+  type: string;
+  action: GuardrailAction;
+  passed: boolean;
+  message?: string;
+  /** How many spans it found (and, with `redact`, replaced). */
+  findings: number;
+  duration_ms: number;
+}
+
+export interface GuardrailReport {
+  direction: Direction;
+  /** False when a `deny` check failed. */
+  passed: boolean;
+  outcomes: CheckOutcome[];
+  /** The checked text segments, after any redaction. */
+  segments: string[];
+  redacted: boolean;
+}
+
+/**
+ * Validates a list of checks (`{type, action?, id?, ...params}`) and compiles them, pushing every problem
+ * into `problems` so a config error lists them all.
+ */
+export function compileChecks(list: unknown, at: string, problems: string[]): CompiledCheck[] {
+  if (!Array.isArray(list)) {
+    problems.push(`${at} must be an array of checks`);
+    return [];
+  }
+  const compiled: CompiledCheck[] = [];
+  list.forEach((entry, i) => {
+    const where = `${at}[${i}]`;
+    if (!entry || typeof entry !== 'object' || Array.isArray(entry)) {
+      problems.push(`${where} must be a check object`);
+      return;
+    }
+    const raw = entry as Record<string, unknown>;
+    const check = typeof raw.type === 'string' ? CHECKS.get(raw.type) : undefined;
+    if (!check) {
+      problems.push(`${where}.type must be one of ${[...CHECKS.keys()].join(', ')}`);
+      return;
+    }
+    const action = (raw.action ?? 'deny') as GuardrailAction;
+    if (!ACTIONS.includes(action)) {
+      problems.push(`${where}.action must be "deny", "log" or "redact"`);
+      return;
+    }
+    if (action === 'redact' && !check.redacts) {
+      problems.push(`${where}: a ${check.type} check finds no text to redact; use "deny" or "log"`);
+      return;
+    }
+    if (raw.id !== undefined && (typeof raw.id !== 'string' || raw.id === '' || raw.id.length > 64)) {
+      problems.push(`${where}.id must be a string of 1 to 64 characters`);
+    }
+    const params = Object.fromEntries(Object.entries(raw).filter(([k]) => !RESERVED.has(k)));
+    compiled.push({
+      id: typeof raw.id === 'string' && raw.id ? raw.id : `${check.type}-${i}`,
+      type: check.type,
+      action,
+      check,
+      params: check.parse(params, problems, where),
+    });
+  });
+  return compiled;
+}
+
+function replaceFindings(text: string, findings: Finding[]): string {
+  let out = text;
+  for (const f of [...findings].sort((a, b) => b.start - a.start)) {
+    out = `${out.slice(0, f.start)}[REDACTED_${f.label}]${out.slice(f.end)}`;
+  }
+  return out;
+}
+
+async function verdictOf(c: CompiledCheck, text: string, context: CheckContext): Promise<CheckVerdict> {
+  try {
+    return await c.check.run(text, c.params, context);
+  } catch (error) {
+    // A check that cannot decide fails: a guardrail that silently passes would be worse.
+    return { passed: false, message: `the check could not run: ${(error as Error).message}` };
+  }
+}
+
+/**
+ * Runs the checks in order over the text segments (messages, or an output). `redact` checks replace
+ * their findings in each segment, and later checks see the redacted text; the others judge the segments
+ * joined, as one text.
+ */
+export async function runChecks(
+  checks: CompiledCheck[],
+  segments: string[],
+  context: CheckContext,
+): Promise<GuardrailReport> {
+  let current = segments;
+  let redacted = false;
+  const outcomes: CheckOutcome[] = [];
+  for (const c of checks) {
+    const started = performance.now();
+    let passed = true;
+    let message: string | undefined;
+    let findings = 0;
+    if (c.action === 'redact') {
+      const next: string[] = [];
+      for (const segment of current) {
+        const verdict = await verdictOf(c, segment, context);
+        const spans = verdict.findings ?? [];
+        findings += spans.length;
+        next.push(spans.length > 0 ? replaceFindings(segment, spans) : segment);
+        if (!verdict.passed) message ??= verdict.message;
+      }
+      if (findings > 0) {
+        redacted = true;
+        current = next;
+      }
+      passed = findings === 0;
+    } else {
+      const verdict = await verdictOf(c, current.join('\n'), context);
+      passed = verdict.passed;
+      message = verdict.message;
+      findings = verdict.findings?.length ?? 0;
+    }
+    outcomes.push({
+      id: c.id,
+      type: c.type,
+      action: c.action,
+      passed,
+      ...(message && !passed ? { message } : {}),
+      findings,
+      duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
+    });
+  }
+  const passed = outcomes.every((o) => o.passed || o.action !== 'deny');
+  return { direction: context.direction, passed, outcomes, segments: current, redacted };
+}
