@@ -527,3 +527,47 @@ describe('fallback across providers', () => {
     ]);
   });
 });
+
+describe('provider account fields', () => {
+  it('a Bedrock virtual key carries its region and credential; @slug/model keeps the model id whole', async () => {
+    const created = await gw.api('POST', '/virtual-keys', {
+      name: 'Bedrock EU',
+      slug: 'bedrock-eu',
+      provider: 'bedrock',
+      key: AWS_KEYS,
+      region: 'eu-central-1',
+      custom_host: bedrock.url,
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ region: 'eu-central-1', resource_name: null });
+    expect(JSON.stringify(created.body)).not.toContain('AKIDEXAMPLE');
+    const data = await gw.client().chat.completions.create({
+      model: '@bedrock-eu/eu.amazon.nova-pro-v1:0',
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
+    expect(data.choices[0]?.message.content).toBe('Echo: Hi');
+    expect(bedrock.requests[0]?.path).toBe(
+      `/model/${encodeURIComponent('eu.amazon.nova-pro-v1:0')}/converse`,
+    );
+    expect(String(bedrock.requests[0]?.headers.authorization)).toContain(
+      '/eu-central-1/bedrock/aws4_request',
+    );
+  });
+
+  it('config validation lists every bad provider field', async () => {
+    const err = await gw
+      .client({
+        headers: {
+          'x-gateway-config': JSON.stringify({
+            provider: 'bedrock',
+            region: 'Mars',
+            resource_name: 'bad name!',
+          }),
+        },
+      })
+      .chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'Hi' }] })
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 400 });
+    expect((err as Error).message).toMatch(/config\.region .*config\.resource_name/);
+  });
+});
