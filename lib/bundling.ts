@@ -17,6 +17,8 @@ export const REQUIRE_BANNER =
 // Clients imported lazily on rare paths (large log bodies, the first admin-key bootstrap) come from the
 // SDK v3 that the Node.js 22 Lambda runtime ships: bundling them would double the size of every function
 // and its cold start for code most containers never run.
+// `@aws-sdk/credential-provider-node` (Bedrock with the function's role) is imported lazily too, but is
+// not listed: the bundled DynamoDB client already carries it, so it costs no bytes and stays one version.
 export const RUNTIME_PROVIDED = ['@aws-sdk/client-s3', '@aws-sdk/client-secrets-manager'];
 
 // Prefer ESM builds of dependencies: they tree-shake far better than their CJS builds.

@@ -79,6 +79,8 @@ export interface GroupGrants {
   adminKeySecret: { read: boolean };
   /** Provider credentials of virtual keys, the secrets under VIRTUAL_KEY_SECRET_PREFIX. */
   virtualKeySecrets: DataAccess;
+  /** Calls Bedrock with its own role, for virtual keys whose credential names no access keys. */
+  bedrockInvoke: boolean;
 }
 
 /** Every virtual key's secret lives under this name prefix, so IAM can name exactly those secrets. */
@@ -125,6 +127,7 @@ export function grantsFor(
     // function that may write that table recognises the key (README: call /v1/organisation first).
     adminKeySecret: { read: writesControl },
     virtualKeySecrets: { read: usesVirtualKeys, write: managesVirtualKeys },
+    bedrockInvoke: usesVirtualKeys,
   };
 }
 
@@ -316,6 +319,18 @@ export class GatewayStack extends Stack {
     });
     if (grants.virtualKeySecrets.read) allow(SECRET_READ_ACTIONS, [virtualKeySecrets]);
     if (grants.virtualKeySecrets.write) allow(SECRET_WRITE_ACTIONS, [virtualKeySecrets]);
+    // Converse needs InvokeModel, ConverseStream InvokeModelWithResponseStream; inference profiles route
+    // to foundation models in other regions, hence every region for foundation models.
+    if (grants.bedrockInvoke) {
+      const stack = Stack.of(this);
+      allow(
+        ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
+        [
+          `arn:${stack.partition}:bedrock:*::foundation-model/*`,
+          `arn:${stack.partition}:bedrock:*:${stack.account}:inference-profile/*`,
+        ],
+      );
+    }
   }
 }
 

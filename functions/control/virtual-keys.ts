@@ -12,6 +12,15 @@ import type { Principal } from './principal';
 
 const SLUG = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const MAX_CREDENTIAL_LENGTH = 16_384;
+// Provider account fields, each a short string or null.
+const PROVIDER_FIELDS = ['region', 'resource_name', 'deployment_id', 'api_version'] as const;
+type ProviderField = (typeof PROVIDER_FIELDS)[number];
+const PROVIDER_FIELD_FORMAT: Record<ProviderField, RegExp> = {
+  region: /^[a-z]{2}(-[a-z]+)+-\d$/,
+  resource_name: /^[a-zA-Z0-9][a-zA-Z0-9-]{0,62}$/,
+  deployment_id: /^[\w.-]{1,64}$/,
+  api_version: /^[\w.-]{1,32}$/,
+};
 const FIELDS = new Set([
   'name',
   'slug',
@@ -21,6 +30,7 @@ const FIELDS = new Set([
   'custom_host',
   'vendor_organization',
   'vendor_project',
+  ...PROVIDER_FIELDS,
   'budget_limit',
   'budget_period',
   'budget_alert_threshold',
@@ -37,6 +47,10 @@ interface VirtualKeyInput {
   custom_host?: string | null;
   vendor_organization?: string | null;
   vendor_project?: string | null;
+  region?: string | null;
+  resource_name?: string | null;
+  deployment_id?: string | null;
+  api_version?: string | null;
   budget_limit?: number | null;
   budget_period?: 'none' | 'monthly';
   budget_alert_threshold?: number | null;
@@ -89,6 +103,15 @@ function parseInput(input: unknown, creating: boolean): VirtualKeyInput {
     if (body[k] === undefined) continue;
     if (!optionalText(body[k])) problems.push(`${k} must be a string of 1 to 256 characters, or null`);
     else out[k] = body[k] as string | null;
+  }
+  for (const k of PROVIDER_FIELDS) {
+    const v = body[k];
+    if (v === undefined) continue;
+    if (v !== null && (typeof v !== 'string' || !PROVIDER_FIELD_FORMAT[k].test(v))) {
+      problems.push(
+        `${k} must be ${k === 'region' ? 'an AWS region such as us-east-1' : 'a short name'}, or null`,
+      );
+    } else out[k] = v as string | null;
   }
   if (body.budget_limit !== undefined) {
     const b = body.budget_limit;
@@ -172,6 +195,10 @@ export function presentVirtualKey(view: VirtualKeyView) {
     custom_host: record.custom_host,
     vendor_organization: record.vendor_organization,
     vendor_project: record.vendor_project,
+    region: record.region ?? null,
+    resource_name: record.resource_name ?? null,
+    deployment_id: record.deployment_id ?? null,
+    api_version: record.api_version ?? null,
     budget_limit: state.budget_limit,
     budget_period: state.budget_period,
     budget_alert_threshold: state.budget_alert_threshold,
@@ -229,6 +256,10 @@ export class VirtualKeyService {
         custom_host: input.custom_host ?? null,
         vendor_organization: input.vendor_organization ?? null,
         vendor_project: input.vendor_project ?? null,
+        region: input.region ?? null,
+        resource_name: input.resource_name ?? null,
+        deployment_id: input.deployment_id ?? null,
+        api_version: input.api_version ?? null,
         secret_name: secretName(caller.organisationId, workspace, slug),
         created_at: now,
         updated_at: now,
@@ -292,6 +323,10 @@ export class VirtualKeyService {
       vendor_organization:
         input.vendor_organization === undefined ? record.vendor_organization : input.vendor_organization,
       vendor_project: input.vendor_project === undefined ? record.vendor_project : input.vendor_project,
+      region: input.region === undefined ? (record.region ?? null) : input.region,
+      resource_name: input.resource_name === undefined ? (record.resource_name ?? null) : input.resource_name,
+      deployment_id: input.deployment_id === undefined ? (record.deployment_id ?? null) : input.deployment_id,
+      api_version: input.api_version === undefined ? (record.api_version ?? null) : input.api_version,
       updated_at: new Date().toISOString(),
     };
     // A rotation is a new version of the same secret: new requests use it without a redeploy.

@@ -1,10 +1,11 @@
 import type { Principal } from '../control/principal';
+import type { ChatCall, ChatContext, ChatTranslation, Json } from '../providers/types';
 import { BudgetLedger } from './budget';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
 import { badRequest, GatewayError, providerError } from './errors';
 import type { HttpEvent, HttpResult, RequestState } from './http';
 import { buildPlan, type PlanTarget } from './plan';
-import { costOf, readUsage } from './pricing';
+import { costOf, pricingReady, readUsage } from './pricing';
 import { bodyText, jsonBody } from './request-body';
 import { Router } from './router';
 import { SseParser, sseErrorEvent } from './sse';
@@ -51,6 +52,8 @@ function validate(body: Record<string, unknown>): void {
 
 function replyHeaders(target: ResolvedTarget, upstream: UpstreamResponse): Record<string, string> {
   const headers: Record<string, string> = { 'x-gateway-provider': target.provider.name };
+  const requestId = target.provider.requestIdHeader && upstream.headers[target.provider.requestIdHeader];
+  if (typeof requestId === 'string') headers['x-gateway-upstream-request-id'] = requestId;
   for (const name of PASSED_HEADERS) {
     const v = upstream.headers[name];
     if (typeof v === 'string') headers[name === 'x-request-id' ? 'x-gateway-upstream-request-id' : name] = v;
@@ -78,6 +81,9 @@ interface ChatSuccess {
   /** The whole reply, for a non-streamed answer. */
   replyText?: string;
   reply?: unknown;
+  /** Set for providers whose wire format is translated. */
+  translation?: ChatTranslation;
+  context: ChatContext;
 }
 
 const ledger = new BudgetLedger();
@@ -117,22 +123,22 @@ export async function chatCompletions(event: HttpEvent, state: RequestState): Pr
 
   const attempt = async (target: ResolvedTarget): Promise<ChatSuccess> => {
     const upstreamBody: Record<string, unknown> = { ...body, model, ...target.overrideParams };
-    if (stream) {
-      // Ask for usage so the log has tokens and cost; the usage chunk is dropped unless the client asked.
-      upstreamBody.stream_options = { ...(body.stream_options as object | undefined), include_usage: true };
-    }
-    if (typeof upstreamBody.model === 'string') log.model = upstreamBody.model;
+    const upstreamModel = typeof upstreamBody.model === 'string' ? upstreamBody.model : model;
+    log.model = upstreamModel;
+    const translation = target.provider.chat;
+    const context: ChatContext = { model: upstreamModel, stream, baseUrl: target.baseUrl, target };
+    const call = await buildCall(target, translation, upstreamBody, context);
     const sentAt = performance.now();
     const upstream = await sendUpstream({
-      url: new URL(target.baseUrl + target.provider.paths['chat.completions']),
+      url: new URL(call.url),
       method: 'POST',
       headers: {
         'content-type': 'application/json',
         accept: stream ? 'text/event-stream' : 'application/json',
         'accept-encoding': 'identity',
-        ...target.provider.headers(target),
+        ...call.headers,
       },
-      body: JSON.stringify(upstreamBody),
+      body: call.body,
       signal: state.clientSignal,
       timeoutMs: target.timeoutMs,
     }).catch((error: unknown) => {
@@ -142,8 +148,9 @@ export async function chatCompletions(event: HttpEvent, state: RequestState): Pr
 
     const headers = replyHeaders(target, upstream);
     const contentType = String(upstream.headers['content-type'] ?? '');
-    if (upstream.status < 400 && stream && contentType.includes('text/event-stream')) {
-      return { status: upstream.status, upstream, headers, sentAt };
+    const streamType = translation?.streamContentType ?? 'text/event-stream';
+    if (upstream.status < 400 && stream && contentType.includes(streamType)) {
+      return { status: upstream.status, upstream, headers, sentAt, translation, context };
     }
     const replyText = await readAll(upstream.body, MAX_REPLY_BYTES).catch((error: unknown) => {
       throw error instanceof ClientGoneError ? clientGone() : error;
@@ -152,7 +159,9 @@ export async function chatCompletions(event: HttpEvent, state: RequestState): Pr
     const reply = tryJson(replyText);
     if (upstream.status >= 400) {
       log.response = reply ?? replyText;
-      const err = providerError(upstream.status, reply ?? { error: replyText.slice(0, 500) || undefined });
+      const err = translation
+        ? translation.error(upstream.status, reply, replyText, upstream.headers)
+        : providerError(upstream.status, reply ?? { error: replyText.slice(0, 500) || undefined });
       throw new GatewayError(err.status, err.type, err.message, err.code, err.param, 'provider', headers);
     }
     if (reply === undefined) {
@@ -167,9 +176,24 @@ export async function chatCompletions(event: HttpEvent, state: RequestState): Pr
         headers,
       );
     }
-    return { status: upstream.status, upstream, headers, sentAt, replyText, reply };
+    if (translation) {
+      // A 2xx reply of a streamed request that is not a stream is translated as a whole reply.
+      const translated = translation.response(reply, context);
+      return {
+        status: upstream.status,
+        upstream,
+        headers,
+        sentAt,
+        replyText: JSON.stringify(translated),
+        reply: translated,
+        context,
+      };
+    }
+    return { status: upstream.status, upstream, headers, sentAt, replyText, reply, context };
   };
 
+  // Prices from a pricing file or URL load once per container; this waits only on a cold start.
+  await pricingReady;
   const router = new Router(prepare, attempt, state.clientSignal);
   let served: Awaited<ReturnType<typeof router.run>>;
   try {
@@ -212,7 +236,44 @@ export async function chatCompletions(event: HttpEvent, state: RequestState): Pr
       'cache-control': 'no-cache',
       ...success.headers,
     },
-    body: relayStream(success.upstream, target, log, success.sentAt, !clientWantsUsage),
+    body: success.translation
+      ? translateStream(
+          success.upstream,
+          target,
+          success.translation,
+          success.context,
+          log,
+          success.sentAt,
+          !clientWantsUsage,
+        )
+      : relayStream(success.upstream, target, log, success.sentAt, !clientWantsUsage),
+  };
+}
+
+/** The upstream call: the body as is for the OpenAI wire format, or the provider's translation. */
+async function buildCall(
+  target: ResolvedTarget,
+  translation: ChatTranslation | undefined,
+  upstreamBody: Json,
+  context: ChatContext,
+): Promise<ChatCall> {
+  if (translation) {
+    const call = await translation.buildCall(upstreamBody, context);
+    return { ...call, headers: { ...target.provider.headers(target), ...call.headers } };
+  }
+  if (context.stream) {
+    // Ask for usage so the log has tokens and cost; the usage chunk is dropped unless the client asked.
+    upstreamBody.stream_options = {
+      ...(upstreamBody.stream_options as object | undefined),
+      include_usage: true,
+    };
+  }
+  return {
+    url:
+      target.provider.endpoint?.('chat.completions', context) ??
+      target.baseUrl + target.provider.paths['chat.completions'],
+    headers: target.provider.headers(target),
+    body: JSON.stringify(upstreamBody),
   };
 }
 
@@ -288,43 +349,119 @@ async function* relayStream(
       if (out) yield out.endsWith('\n\n') ? out : `${out}\n\n`;
     }
     if (!sawDone && !failure) {
-      failure = new GatewayError(
-        502,
-        'api_error',
-        'The provider ended the stream before it was complete.',
-        'stream_truncated',
-        null,
-        'provider',
-      );
+      failure = truncated();
       yield sseErrorEvent(failure.toBody());
     }
   } catch (error) {
     if (!(error instanceof ClientGoneError)) {
-      failure =
-        error instanceof GatewayError
-          ? error
-          : new GatewayError(
-              502,
-              'api_error',
-              'The provider stream failed.',
-              'stream_failed',
-              null,
-              'provider',
-            );
+      failure = streamFailed(error);
       yield sseErrorEvent(failure.toBody());
     }
   } finally {
-    log.upstreamLatencyMs = performance.now() - sentAt;
-    log.response = acc.result();
-    recordUsage(log, target, acc.usage, (log.response as { model?: unknown }).model);
-    if (failure) {
-      log.effectiveStatus = failure.status;
-      log.error = {
-        message: failure.message,
-        type: failure.type,
-        code: failure.code,
-        origin: failure.origin,
-      };
+    finishStreamLog(log, target, acc, sentAt, failure);
+  }
+}
+
+/** After a stream, however it ended: the reassembled reply, usage, cost and any failure, for the log. */
+function finishStreamLog(
+  log: UsageLogDraft,
+  target: ResolvedTarget,
+  acc: ChatStreamAccumulator,
+  sentAt: number,
+  failure: GatewayError | undefined,
+): void {
+  log.upstreamLatencyMs = performance.now() - sentAt;
+  log.response = acc.result();
+  recordUsage(log, target, acc.usage, (log.response as { model?: unknown }).model);
+  if (failure) {
+    log.effectiveStatus = failure.status;
+    log.error = {
+      message: failure.message,
+      type: failure.type,
+      code: failure.code,
+      origin: failure.origin,
+    };
+  }
+}
+
+const truncated = () =>
+  new GatewayError(
+    502,
+    'api_error',
+    'The provider ended the stream before it was complete.',
+    'stream_truncated',
+    null,
+    'provider',
+  );
+
+const streamFailed = (error: unknown) =>
+  error instanceof GatewayError
+    ? error
+    : new GatewayError(502, 'api_error', 'The provider stream failed.', 'stream_failed', null, 'provider');
+
+/**
+ * A translated provider's stream: each upstream event (SSE or AWS event stream) becomes zero or more
+ * OpenAI chunks, written as soon as the event is complete. Ends with `[DONE]`, or an SSE `error` event
+ * when the provider reports an error or the stream is cut.
+ */
+async function* translateStream(
+  upstream: UpstreamResponse,
+  target: ResolvedTarget,
+  translation: ChatTranslation,
+  context: ChatContext,
+  log: UsageLogDraft,
+  sentAt: number,
+  dropUsageChunk: boolean,
+): AsyncGenerator<string> {
+  const decoder = translation.decoder();
+  const translator = translation.stream(context);
+  const acc = new ChatStreamAccumulator();
+  let failure: GatewayError | undefined;
+
+  const write = (chunks: Json[]): string => {
+    let out = '';
+    for (const c of chunks) {
+      acc.add(c);
+      const usageOnly = Array.isArray(c.choices) && c.choices.length === 0 && !!c.usage;
+      if (dropUsageChunk && usageOnly) continue;
+      out += `data: ${JSON.stringify(c)}\n\n`;
     }
+    return out;
+  };
+  const translate = (events: ReturnType<typeof decoder.push>): string => {
+    let out = '';
+    for (const ev of events) {
+      out += write(translator.push(ev));
+      if (translator.failure) break;
+    }
+    return out;
+  };
+
+  try {
+    for await (const bytes of upstream.body) {
+      const out = translate(decoder.push(bytes));
+      if (out) yield out;
+      if (translator.failure) break;
+    }
+    if (!translator.failure) {
+      const rest = translate(decoder.flush());
+      if (rest) yield rest;
+    }
+    if (translator.failure) {
+      failure = translator.failure;
+      yield sseErrorEvent(failure.toBody());
+    } else if (!translator.complete) {
+      failure = truncated();
+      yield sseErrorEvent(failure.toBody());
+    } else {
+      yield `${write(translator.end())}data: [DONE]\n\n`;
+    }
+  } catch (error) {
+    if (!(error instanceof ClientGoneError)) {
+      failure = streamFailed(error);
+      yield sseErrorEvent(failure.toBody());
+    }
+  } finally {
+    finishStreamLog(log, target, acc, sentAt, failure);
   }
 }

@@ -8,6 +8,12 @@ export interface GatewayConfig {
   custom_host?: string;
   vendor_organization?: string;
   vendor_project?: string;
+  /** AWS region of a Bedrock target. */
+  region?: string;
+  /** Azure OpenAI resource, deployment and API version. */
+  resource_name?: string;
+  deployment_id?: string;
+  api_version?: string;
   override_params?: Record<string, unknown>;
   request_timeout?: number;
   retry?: { attempts: number; on_status_codes?: number[] };
@@ -23,6 +29,10 @@ const STRING_FIELDS = [
   'custom_host',
   'vendor_organization',
   'vendor_project',
+  'region',
+  'resource_name',
+  'deployment_id',
+  'api_version',
 ];
 const KNOWN = new Set([
   ...STRING_FIELDS,
@@ -69,6 +79,15 @@ function check(value: unknown, at: string, problems: string[], depth: number): v
   }
   if (typeof value.custom_host === 'string' && !/^https?:\/\/[^\s/]+/i.test(value.custom_host)) {
     problems.push(`${at}.custom_host must be an http or https URL`);
+  }
+  if (typeof value.region === 'string' && !/^[a-z]{2}(-[a-z]+)+-\d$/.test(value.region)) {
+    problems.push(`${at}.region must be an AWS region such as us-east-1`);
+  }
+  if (
+    typeof value.resource_name === 'string' &&
+    !/^[a-zA-Z0-9][a-zA-Z0-9-]{0,62}$/.test(value.resource_name)
+  ) {
+    problems.push(`${at}.resource_name must be an Azure resource name (letters, digits, dashes)`);
   }
   if (value.override_params !== undefined && !isObject(value.override_params)) {
     problems.push(`${at}.override_params must be an object`);

@@ -12,6 +12,14 @@ export interface Sourced {
   param: string;
 }
 
+/** Where a provider's account lives, for providers that need more than a base URL. */
+export interface ProviderOptions {
+  region?: string;
+  resourceName?: string;
+  deploymentId?: string;
+  apiVersion?: string;
+}
+
 export interface PlanTarget {
   kind: 'target';
   /** Path of target indexes from the root config: `0` for a config without targets, `1`, `0.1`. */
@@ -22,6 +30,7 @@ export interface PlanTarget {
   customHost?: Sourced;
   organization?: string;
   project?: string;
+  providerOptions: ProviderOptions;
   overrideParams: Record<string, unknown>;
   timeoutMs: number;
   retry: { attempts: number; onStatusCodes: number[] };
@@ -52,6 +61,7 @@ interface Inherited {
   route: Pick<PlanTarget, 'provider' | 'virtualKey' | 'apiKey' | 'customHost'>;
   organization?: string;
   project?: string;
+  providerOptions: ProviderOptions;
   overrideParams: Record<string, unknown>;
   timeoutMs: number;
   retry: { attempts: number; onStatusCodes: number[] };
@@ -83,6 +93,13 @@ function inherit(parent: Inherited, config: GatewayConfig, at: string): Inherite
     route: routeOf(config, at) ?? parent.route,
     organization: config.vendor_organization ?? parent.organization,
     project: config.vendor_project ?? parent.project,
+    // Like account ids, these are inherited one by one: a target may set only its deployment.
+    providerOptions: {
+      region: config.region ?? parent.providerOptions.region,
+      resourceName: config.resource_name ?? parent.providerOptions.resourceName,
+      deploymentId: config.deployment_id ?? parent.providerOptions.deploymentId,
+      apiVersion: config.api_version ?? parent.providerOptions.apiVersion,
+    },
     // Parameters merge: a target adds to or replaces its parent's, one parameter at a time.
     overrideParams: { ...parent.overrideParams, ...config.override_params },
     timeoutMs: config.request_timeout ?? parent.timeoutMs,
@@ -116,6 +133,7 @@ function node(config: GatewayConfig, inherited: Inherited, index: string, at: st
     ...own.route,
     organization: own.organization,
     project: own.project,
+    providerOptions: own.providerOptions,
     overrideParams: own.overrideParams,
     timeoutMs: own.timeoutMs,
     retry: own.retry,
@@ -131,6 +149,7 @@ export function buildPlan(config: GatewayConfig | undefined, overrides: RouteOve
   if (overrides.virtualKey || overrides.provider) delete root.provider;
   const base: Inherited = {
     route: {},
+    providerOptions: {},
     overrideParams: {},
     timeoutMs: DEFAULT_TIMEOUT_MS,
     retry: { attempts: 0, onStatusCodes: DEFAULT_RETRY_STATUSES },

@@ -1,15 +1,138 @@
+import { readFileSync } from 'node:fs';
 import { logger } from './logger';
 import { type ModelPrice, PRICES } from './pricing-data';
 import type { Usage } from './usage-log';
 
 const DATED_SNAPSHOT = /-\d{4}-\d{2}-\d{2}$/;
+// Anthropic-style snapshots: `claude-sonnet-4-5-20250929`.
+const DATED_COMPACT = /-\d{8}$/;
+// Bedrock cross-region inference profiles: `us.`, `eu.`, `apac.`, `global.` before the model id.
+const BEDROCK_GEO = /^(?:us|eu|apac|jp|au|ca|us-gov|global)\./;
 const warned = new Set<string>();
+
+/** Prices from a deployment's pricing file or URL, by provider then model; they win over built-ins. */
+const overrides = new Map<string, Record<string, ModelPrice>>();
+
+// LiteLLM's `litellm_provider` names, as this gateway names the providers.
+const LITELLM_PROVIDERS: Record<string, string> = {
+  openai: 'openai',
+  text_completion_openai: 'openai',
+  azure: 'azure-openai',
+  azure_ai: 'azure-openai',
+  anthropic: 'anthropic',
+  bedrock: 'bedrock',
+  bedrock_converse: 'bedrock',
+  gemini: 'google',
+  groq: 'groq',
+  mistral: 'mistral-ai',
+  together_ai: 'together-ai',
+  fireworks_ai: 'fireworks-ai',
+  deepseek: 'deepseek',
+  openrouter: 'openrouter',
+  perplexity: 'perplexity-ai',
+  xai: 'x-ai',
+  cerebras: 'cerebras',
+  deepinfra: 'deepinfra',
+  ollama: 'ollama',
+  ollama_chat: 'ollama',
+  hosted_vllm: 'vllm',
+};
+
+/**
+ * Reads a pricing file in LiteLLM's `model_prices_and_context_window.json` format: a map of model name
+ * to `input_cost_per_token`, `output_cost_per_token`, `cache_read_input_token_cost` (USD per token) and
+ * `litellm_provider`. Returns how many prices it took; entries without both token prices are skipped.
+ */
+export function applyPricingFile(value: unknown): number {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return 0;
+  let taken = 0;
+  for (const [key, raw] of Object.entries(value as Record<string, unknown>)) {
+    if (!raw || typeof raw !== 'object') continue;
+    const e = raw as Record<string, unknown>;
+    const litellm = typeof e.litellm_provider === 'string' ? e.litellm_provider : '';
+    const provider = LITELLM_PROVIDERS[litellm] ?? litellm;
+    if (
+      !provider ||
+      typeof e.input_cost_per_token !== 'number' ||
+      typeof e.output_cost_per_token !== 'number'
+    ) {
+      continue;
+    }
+    // LiteLLM often prefixes a model with its provider (`groq/llama-3.3-70b-versatile`).
+    const model = key.startsWith(`${litellm}/`) ? key.slice(litellm.length + 1) : key;
+    const price: ModelPrice = {
+      input: e.input_cost_per_token * 1_000_000,
+      output: e.output_cost_per_token * 1_000_000,
+    };
+    if (typeof e.cache_read_input_token_cost === 'number') {
+      price.cached_input = e.cache_read_input_token_cost * 1_000_000;
+    }
+    let models = overrides.get(provider);
+    if (!models) {
+      models = {};
+      overrides.set(provider, models);
+    }
+    models[model] = price;
+    taken++;
+  }
+  return taken;
+}
+
+/** Drops every override (tests). */
+export function clearPricingOverrides(): void {
+  overrides.clear();
+}
+
+/**
+ * Loads `GATEWAY_PRICING_FILE` (a path) and `GATEWAY_PRICING_URL` (fetched once, with a timeout) at
+ * container start. A failure is logged and the built-in prices stay: a price list never blocks requests.
+ */
+export async function loadPricingOverrides(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const file = env.GATEWAY_PRICING_FILE;
+  if (file) {
+    try {
+      const n = applyPricingFile(JSON.parse(readFileSync(file, 'utf8')));
+      logger.info('pricing file loaded', { file, prices: n });
+    } catch (error) {
+      logger.warn('pricing file not loaded; built-in prices apply', { file, error: String(error) });
+    }
+  }
+  const url = env.GATEWAY_PRICING_URL;
+  if (url) {
+    try {
+      const timeout = Number(env.GATEWAY_PRICING_TIMEOUT_MS ?? 3000);
+      const res = await fetch(url, { signal: AbortSignal.timeout(timeout) });
+      if (!res.ok) throw new Error(`status ${res.status}`);
+      const n = applyPricingFile(await res.json());
+      logger.info('pricing URL loaded', { url, prices: n });
+    } catch (error) {
+      logger.warn('pricing URL not loaded; built-in prices apply', { url, error: String(error) });
+    }
+  }
+}
+
+/** Settles once the deployment's price overrides are loaded (at once when there are none). */
+export const pricingReady: Promise<void> =
+  process.env.GATEWAY_PRICING_FILE || process.env.GATEWAY_PRICING_URL
+    ? loadPricingOverrides()
+    : Promise.resolve();
+
+function lookup(models: Record<string, ModelPrice> | undefined, model: string): ModelPrice | undefined {
+  if (!models) return undefined;
+  return (
+    models[model] ?? models[model.replace(DATED_SNAPSHOT, '')] ?? models[model.replace(DATED_COMPACT, '')]
+  );
+}
 
 /** The price of a model, by exact name or by its dated snapshot's base name; undefined when unknown. */
 export function priceOf(provider: string, model: string): ModelPrice | undefined {
-  const models = PRICES[provider]?.models;
-  if (!models) return undefined;
-  return models[model] ?? models[model.replace(DATED_SNAPSHOT, '')];
+  const names =
+    provider === 'bedrock' && BEDROCK_GEO.test(model) ? [model, model.replace(BEDROCK_GEO, '')] : [model];
+  for (const name of names) {
+    const price = lookup(overrides.get(provider), name) ?? lookup(PRICES[provider]?.models, name);
+    if (price) return price;
+  }
+  return undefined;
 }
 
 /** Cost in USD, or null when the model has no price: never a guessed number. */

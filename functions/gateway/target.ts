@@ -137,8 +137,26 @@ export async function resolveTarget(
     : vk?.record.custom_host
       ? normaliseHost(vk.record.custom_host, 'custom_host')
       : undefined;
-  const baseUrl = host ?? provider.baseUrl;
-  if (!baseUrl) throw badRequest(`Provider "${provider.name}" needs a custom host.`, 'x-gateway-custom-host');
+  // Provider account fields: virtual key < config, field by field.
+  const options = target.providerOptions;
+  const account: ProviderTarget = {
+    region: options.region ?? vk?.record.region ?? undefined,
+    resourceName: options.resourceName ?? vk?.record.resource_name ?? undefined,
+    deploymentId: options.deploymentId ?? vk?.record.deployment_id ?? undefined,
+    apiVersion: options.apiVersion ?? vk?.record.api_version ?? undefined,
+  };
+  const baseUrl =
+    host !== undefined
+      ? (provider.hostBase?.(host) ?? host)
+      : typeof provider.baseUrl === 'function'
+        ? provider.baseUrl(account)
+        : provider.baseUrl;
+  if (baseUrl === undefined) {
+    throw badRequest(
+      `Provider "${provider.name}" needs ${provider.baseUrlHint ?? 'a custom host'}.`,
+      'x-gateway-custom-host',
+    );
+  }
 
   let apiKey = vk?.credential ?? target.apiKey;
   if (!apiKey && headers['x-gateway-api-key'] !== undefined) {
@@ -155,6 +173,7 @@ export async function resolveTarget(
       vk?.record.vendor_organization ??
       undefined,
     project: headers['x-gateway-vendor-project'] ?? target.project ?? vk?.record.vendor_project ?? undefined,
+    ...account,
     overrideParams: target.overrideParams,
     timeoutMs: target.timeoutMs,
     virtualKey: vk,

@@ -52,6 +52,11 @@ export interface VirtualKeyRecord {
   custom_host: string | null;
   vendor_organization: string | null;
   vendor_project: string | null;
+  /** Provider account fields (Bedrock region; Azure resource, deployment, API version). Absent on keys made before them. */
+  region?: string | null;
+  resource_name?: string | null;
+  deployment_id?: string | null;
+  api_version?: string | null;
   secret_name: string;
   created_at: string;
   updated_at: string;
