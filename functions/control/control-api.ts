@@ -4,6 +4,7 @@ import { bodyText, jsonBody } from '../gateway/request-body';
 import { ApiKeyService, presentKey } from './api-keys';
 import { AuditLog, presentAuditEntry } from './audit-log';
 import { ConfigService, presentConfig } from './configs';
+import { GuardrailService, presentGuardrail } from './guardrails';
 import { JwtSettingsService, presentJwtSettings } from './jwt-settings';
 import { OrganisationService, presentWorkspace } from './organisation';
 import type { Principal } from './principal';
@@ -13,6 +14,7 @@ const apiKeys = new ApiKeyService();
 const organisations = new OrganisationService();
 const virtualKeys = new VirtualKeyService();
 const configs = new ConfigService();
+const guardrails = new GuardrailService();
 
 // An organisation admin may name another workspace with `?workspace=`; others act in their own.
 const workspaceParam = (event: HttpEvent) => event.queryStringParameters?.workspace || undefined;
@@ -110,6 +112,29 @@ export const controlOperations: Record<string, OperationHandler> = {
     const id = state.params.id ?? '';
     await configs.delete(caller(state), id, workspaceParam(event));
     return jsonResult(200, { id, object: 'config', deleted: true });
+  },
+
+  'guardrails.create': async (event, state) =>
+    jsonResult(201, presentGuardrail(await guardrails.create(caller(state), jsonBody(bodyText(event))))),
+
+  'guardrails.list': async (_event, state) =>
+    listResult((await guardrails.list(caller(state))).map(presentGuardrail), null),
+
+  'guardrails.get': async (_event, state) =>
+    jsonResult(200, presentGuardrail(await guardrails.get(caller(state), state.params.id ?? ''))),
+
+  'guardrails.replace': async (event, state) =>
+    jsonResult(
+      200,
+      presentGuardrail(
+        await guardrails.replace(caller(state), state.params.id ?? '', jsonBody(bodyText(event))),
+      ),
+    ),
+
+  'guardrails.delete': async (_event, state) => {
+    const id = state.params.id ?? '';
+    await guardrails.delete(caller(state), id);
+    return jsonResult(200, { id, object: 'guardrail', deleted: true });
   },
 
   'organisation.jwt.put': async (event, state) =>

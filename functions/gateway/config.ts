@@ -1,3 +1,4 @@
+import { compileChecks } from '../guardrails/engine';
 import { badRequest } from './errors';
 
 /** A gateway config: from the `x-gateway-config` header (JSON) or saved and referenced by id. */
@@ -20,6 +21,9 @@ export interface GatewayConfig {
   strategy?: { mode: 'single' | 'fallback' | 'loadbalance'; on_status_codes?: number[] };
   targets?: GatewayConfig[];
   weight?: number;
+  /** Checks on what goes to the provider and what comes back: inline, or ids of saved guardrails. */
+  input_guardrails?: unknown[];
+  output_guardrails?: unknown[];
 }
 
 const STRING_FIELDS = [
@@ -42,6 +46,8 @@ const KNOWN = new Set([
   'strategy',
   'targets',
   'weight',
+  'input_guardrails',
+  'output_guardrails',
 ]);
 const MODES = new Set(['single', 'fallback', 'loadbalance']);
 
@@ -88,6 +94,14 @@ function check(value: unknown, at: string, problems: string[], depth: number): v
     !/^[a-zA-Z0-9][a-zA-Z0-9-]{0,62}$/.test(value.resource_name)
   ) {
     problems.push(`${at}.resource_name must be an Azure resource name (letters, digits, dashes)`);
+  }
+  for (const list of ['input_guardrails', 'output_guardrails'] as const) {
+    if (value[list] === undefined) continue;
+    if (depth > 0) {
+      problems.push(`${at}.${list} applies to the whole request: set it at the root of the config`);
+      continue;
+    }
+    checkGuardrails(value[list], `${at}.${list}`, problems);
   }
   if (value.override_params !== undefined && !isObject(value.override_params)) {
     problems.push(`${at}.override_params must be an object`);
@@ -195,4 +209,22 @@ function findApiKeys(value: unknown, at: string, problems: string[]): void {
       findApiKeys(t, `${at}.targets[${i}]`, problems);
     });
   }
+}
+
+/** Each entry is an inline check or the id of a saved guardrail (`gr_...`). */
+function checkGuardrails(list: unknown, at: string, problems: string[]): void {
+  if (!Array.isArray(list)) {
+    problems.push(`${at} must be an array of checks or saved guardrail ids`);
+    return;
+  }
+  list.forEach((entry, i) => {
+    if (typeof entry === 'string') {
+      if (!/^gr_[0-9a-z]{26}$/.test(entry)) problems.push(`${at}[${i}] is not a guardrail id`);
+    } else {
+      // Compiled for its problems only; the request path compiles (and caches) its own.
+      const one: string[] = [];
+      compileChecks([entry], at, one);
+      problems.push(...one.map((p) => p.replace(`${at}[0]`, `${at}[${i}]`)));
+    }
+  });
 }

@@ -1,0 +1,75 @@
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, tableName } from './dynamo';
+
+// Saved guardrails live in the control table: ORG#<org> / GR#<workspace>#<id>.
+
+export interface GuardrailRecord {
+  id: string;
+  name: string;
+  organisation_id: string;
+  workspace: string;
+  /** The checks as JSON text: any parameters a client sends must be storable. */
+  checks_json: string;
+  created_at: string;
+  updated_at: string;
+}
+
+const TABLE = () => tableName('control');
+const key = (organisationId: string, workspace: string, id: string) => ({
+  pk: `ORG#${organisationId}`,
+  sk: `GR#${workspace}#${id}`,
+});
+
+export class GuardrailStore {
+  private readonly db = documentClient();
+
+  async put(record: GuardrailRecord): Promise<void> {
+    await this.db.send(
+      new PutCommand({
+        TableName: TABLE(),
+        Item: { ...key(record.organisation_id, record.workspace, record.id), ...record },
+      }),
+    );
+  }
+
+  async get(organisationId: string, workspace: string, id: string): Promise<GuardrailRecord | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: TABLE(), Key: key(organisationId, workspace, id) }),
+    );
+    if (!out.Item) return undefined;
+    const { pk: _pk, sk: _sk, ...record } = out.Item;
+    return record as GuardrailRecord;
+  }
+
+  async list(organisationId: string, workspace: string): Promise<GuardrailRecord[]> {
+    const items: GuardrailRecord[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await this.db.send(
+        new QueryCommand({
+          TableName: TABLE(),
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          ExpressionAttributeValues: { ':pk': `ORG#${organisationId}`, ':prefix': `GR#${workspace}#` },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of out.Items ?? []) {
+        const { pk: _pk, sk: _sk, ...record } = item;
+        items.push(record as GuardrailRecord);
+      }
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+
+  async delete(organisationId: string, workspace: string, id: string): Promise<boolean> {
+    const out = await this.db.send(
+      new DeleteCommand({
+        TableName: TABLE(),
+        Key: key(organisationId, workspace, id),
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    return out.Attributes !== undefined;
+  }
+}
