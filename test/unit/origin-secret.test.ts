@@ -29,11 +29,12 @@ describe('origin secret', () => {
   });
 
   it('refuses a request without the header, or with a wrong one, with an OpenAI-shaped 403', async () => {
-    for (const headers of [
+    const cases: Record<string, string>[] = [
       {},
       { 'x-gateway-origin-secret': 'nope' },
       { 'X-Gateway-Origin-Secret': 's3cre' },
-    ]) {
+    ];
+    for (const headers of cases) {
       const failure = await run('s3cret', headers).catch((e: unknown) => e);
       expect(failure).toMatchObject({ status: 403, code: 'origin_not_allowed', type: 'permission_error' });
     }
