@@ -56,6 +56,30 @@ export const FUNCTION_GROUPS = {
     timeoutSeconds: 30,
     description: 'Usage logs and analytics',
   },
+  responses: {
+    entry: 'functions/handlers/responses.ts',
+    memoryMb: 1024,
+    timeoutSeconds: 900,
+    description: 'Model operations: the Responses API',
+  },
+  media: {
+    entry: 'functions/handlers/media.ts',
+    memoryMb: 1024,
+    timeoutSeconds: 900,
+    description: 'Model operations: images, video, audio',
+  },
+  files: {
+    entry: 'functions/handlers/files.ts',
+    memoryMb: 1024,
+    timeoutSeconds: 900,
+    description: 'Model operations: files, vector stores, fine-tuning, models, embeddings',
+  },
+  prompts: {
+    entry: 'functions/handlers/prompts.ts',
+    memoryMb: 1024,
+    timeoutSeconds: 900,
+    description: 'Prompt library: templates, versions, rendering and prompt completions',
+  },
 } as const satisfies Record<string, FunctionGroup>;
 export type FunctionGroupName = keyof typeof FUNCTION_GROUPS;
 
@@ -75,6 +99,15 @@ const scope = (s: Scope): Access => ({ kind: 'scope', scope: s });
 const admin: Access = { kind: 'admin' };
 const open: Access = { kind: 'public' };
 const anyCaller: Access = { kind: 'authenticated' };
+
+/**
+ * A model operation of the OpenAI API: completions.write, logged. `method path` is written exactly as
+ * the OpenAI API reference writes it, with `{name}` for a path segment.
+ */
+const model = (group: FunctionGroupName, name: string, route: `${HttpMethod} /v1/${string}`): Operation => {
+  const [method, path] = route.split(' ') as [HttpMethod, string];
+  return { name, method, path, group, access: scope('completions.write'), logged: true };
+};
 
 export const OPERATIONS: readonly Operation[] = [
   { name: 'health', method: 'GET', path: '/v1/health', group: 'control', access: open, logged: false },
@@ -314,6 +347,99 @@ export const OPERATIONS: readonly Operation[] = [
     access: scope('logs.view'),
     logged: false,
   },
+
+  model('responses', 'responses.create', 'POST /v1/responses'),
+  model('responses', 'responses.get', 'GET /v1/responses/{response_id}'),
+  model('responses', 'responses.delete', 'DELETE /v1/responses/{response_id}'),
+  model('responses', 'responses.input_items', 'GET /v1/responses/{response_id}/input_items'),
+  model('responses', 'responses.cancel', 'POST /v1/responses/{response_id}/cancel'),
+
+  model('media', 'images.generations', 'POST /v1/images/generations'),
+  model('media', 'images.edits', 'POST /v1/images/edits'),
+  model('media', 'images.variations', 'POST /v1/images/variations'),
+  model('media', 'videos.create', 'POST /v1/videos'),
+  model('media', 'videos.list', 'GET /v1/videos'),
+  model('media', 'videos.get', 'GET /v1/videos/{video_id}'),
+  model('media', 'videos.delete', 'DELETE /v1/videos/{video_id}'),
+  model('media', 'videos.content', 'GET /v1/videos/{video_id}/content'),
+  model('media', 'audio.transcriptions', 'POST /v1/audio/transcriptions'),
+  model('media', 'audio.translations', 'POST /v1/audio/translations'),
+  model('media', 'audio.speech', 'POST /v1/audio/speech'),
+
+  model('files', 'files.create', 'POST /v1/files'),
+  model('files', 'files.list', 'GET /v1/files'),
+  model('files', 'files.get', 'GET /v1/files/{file_id}'),
+  model('files', 'files.delete', 'DELETE /v1/files/{file_id}'),
+  model('files', 'files.content', 'GET /v1/files/{file_id}/content'),
+  model('files', 'vector_stores.create', 'POST /v1/vector_stores'),
+  model('files', 'vector_stores.list', 'GET /v1/vector_stores'),
+  model('files', 'vector_stores.get', 'GET /v1/vector_stores/{vector_store_id}'),
+  model('files', 'vector_stores.update', 'POST /v1/vector_stores/{vector_store_id}'),
+  model('files', 'vector_stores.delete', 'DELETE /v1/vector_stores/{vector_store_id}'),
+  model('files', 'vector_stores.search', 'POST /v1/vector_stores/{vector_store_id}/search'),
+  model('files', 'vector_stores.files.create', 'POST /v1/vector_stores/{vector_store_id}/files'),
+  model('files', 'vector_stores.files.list', 'GET /v1/vector_stores/{vector_store_id}/files'),
+  model('files', 'vector_stores.files.get', 'GET /v1/vector_stores/{vector_store_id}/files/{file_id}'),
+  model('files', 'vector_stores.files.delete', 'DELETE /v1/vector_stores/{vector_store_id}/files/{file_id}'),
+  model('files', 'fine_tuning.jobs.create', 'POST /v1/fine_tuning/jobs'),
+  model('files', 'fine_tuning.jobs.list', 'GET /v1/fine_tuning/jobs'),
+  model('files', 'fine_tuning.jobs.get', 'GET /v1/fine_tuning/jobs/{fine_tuning_job_id}'),
+  model('files', 'fine_tuning.jobs.cancel', 'POST /v1/fine_tuning/jobs/{fine_tuning_job_id}/cancel'),
+  model('files', 'fine_tuning.jobs.events', 'GET /v1/fine_tuning/jobs/{fine_tuning_job_id}/events'),
+  model('files', 'fine_tuning.jobs.checkpoints', 'GET /v1/fine_tuning/jobs/{fine_tuning_job_id}/checkpoints'),
+  model('files', 'models.list', 'GET /v1/models'),
+  model('files', 'models.get', 'GET /v1/models/{model}'),
+  model('files', 'embeddings.create', 'POST /v1/embeddings'),
+
+  {
+    name: 'prompts.create',
+    method: 'POST',
+    path: '/v1/prompts',
+    group: 'prompts',
+    access: scope('prompts.write'),
+    logged: false,
+  },
+  {
+    name: 'prompts.list',
+    method: 'GET',
+    path: '/v1/prompts',
+    group: 'prompts',
+    access: scope('prompts.read'),
+    logged: false,
+  },
+  {
+    name: 'prompts.get',
+    method: 'GET',
+    path: '/v1/prompts/{id}',
+    group: 'prompts',
+    access: scope('prompts.read'),
+    logged: false,
+  },
+  {
+    name: 'prompts.update',
+    method: 'PUT',
+    path: '/v1/prompts/{id}',
+    group: 'prompts',
+    access: scope('prompts.write'),
+    logged: false,
+  },
+  {
+    name: 'prompts.delete',
+    method: 'DELETE',
+    path: '/v1/prompts/{id}',
+    group: 'prompts',
+    access: scope('prompts.write'),
+    logged: false,
+  },
+  {
+    name: 'prompts.render',
+    method: 'POST',
+    path: '/v1/prompts/{id}/render',
+    group: 'prompts',
+    access: scope('prompts.read'),
+    logged: false,
+  },
+  model('prompts', 'prompts.completions', 'POST /v1/prompts/{id}/completions'),
 ];
 
 /** Operations of one function group, for its handler's router and for the stack's routes. */

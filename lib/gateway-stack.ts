@@ -21,6 +21,7 @@ import type { Construct, Node } from 'constructs';
 import {
   FUNCTION_GROUPS,
   type FunctionGroupName,
+  OPERATIONS,
   type Operation,
   operationsOf,
   type Scope,
@@ -33,6 +34,7 @@ import {
   type TableName,
 } from '../functions/store/tables';
 import { lambdaBundling, sourceMapsEnabled } from './bundling';
+import { DEFAULT_ORIGIN_READ_TIMEOUT_SECONDS, GatewayDistribution } from './distribution';
 
 // Handler entries in operations.ts are relative to the repository root, which is this file's parent folder.
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -46,6 +48,8 @@ export interface GatewayStackProps extends StackProps {
   streamPaddingBytes?: number;
   /** Ship source maps and enable them at runtime; defaults to `GATEWAY_SOURCEMAPS=1`. */
   sourceMaps?: boolean;
+  /** CloudFront's origin read timeout; above 60 s needs a CloudFront service quota increase. */
+  originReadTimeoutSeconds?: number;
 }
 
 export const DEFAULT_LOG_RETENTION_DAYS = 30;
@@ -55,6 +59,7 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
   const days = node.tryGetContext('gateway:logRetentionDays');
   const removal = node.tryGetContext('gateway:removalPolicy');
   const padding = node.tryGetContext('gateway:streamPaddingBytes');
+  const readTimeout = node.tryGetContext('gateway:originReadTimeoutSeconds');
   if (removal !== undefined && removal !== 'retain' && removal !== 'destroy') {
     throw new Error(`gateway:removalPolicy must be "retain" or "destroy", got ${JSON.stringify(removal)}`);
   }
@@ -62,6 +67,8 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
     logRetentionDays: days === undefined ? DEFAULT_LOG_RETENTION_DAYS : Number(days),
     removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
     streamPaddingBytes: padding === undefined ? 0 : Number(padding),
+    originReadTimeoutSeconds:
+      readTimeout === undefined ? DEFAULT_ORIGIN_READ_TIMEOUT_SECONDS : Number(readTimeout),
   };
 }
 
@@ -171,6 +178,8 @@ export class GatewayStack extends Stack {
   readonly blobBucket: s3.Bucket;
   readonly adminKeySecret: secretsmanager.Secret;
   readonly functions: Record<FunctionGroupName, nodejs.NodejsFunction>;
+  readonly originSecret: secretsmanager.Secret;
+  readonly distribution: GatewayDistribution;
 
   constructor(scope: Construct, id: string, props: GatewayStackProps = {}) {
     super(scope, id, props);
@@ -204,16 +213,27 @@ export class GatewayStack extends Stack {
       removalPolicy,
     });
 
+    // CloudFront sends this value in a custom origin header (resolved from Secrets Manager at deploy
+    // time); the functions read it once per container and refuse requests that lack it.
+    this.originSecret = new secretsmanager.Secret(this, 'OriginSecret', {
+      description:
+        'Header value that proves a request to an LLM gateway function URL came through CloudFront',
+      generateSecretString: { excludePunctuation: true, passwordLength: 48 },
+      removalPolicy,
+    });
+
     const environment: Record<string, string> = {
       ...Object.fromEntries(ALL_TABLES.map((def) => [def.envVar, this.tableOf(def).tableName])),
       BLOB_BUCKET: this.blobBucket.bucketName,
       GATEWAY_LOG_RETENTION_DAYS: String(retentionDays),
       GATEWAY_STREAM_PADDING_BYTES: String(streamPaddingBytes),
       POWERTOOLS_SERVICE_NAME: 'gateway',
+      GATEWAY_ORIGIN_SECRET_ARN: this.originSecret.secretArn,
       ...(sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
     };
 
     const functions: Partial<Record<FunctionGroupName, nodejs.NodejsFunction>> = {};
+    const urls: Partial<Record<FunctionGroupName, lambda.FunctionUrl>> = {};
     for (const name of Object.keys(FUNCTION_GROUPS) as FunctionGroupName[]) {
       const group = FUNCTION_GROUPS[name];
       const id = pascal(name);
@@ -247,10 +267,24 @@ export class GatewayStack extends Stack {
         },
       });
       this.grant(fn, grantsFor(operationsOf(name)));
+      this.originSecret.grantRead(fn);
+      urls[name] = url;
       new CfnOutput(this, `${id}FunctionUrl`, { value: url.url, description: group.description });
       functions[name] = fn;
     }
     this.functions = functions as Record<FunctionGroupName, nodejs.NodejsFunction>;
+
+    this.distribution = new GatewayDistribution(this, 'Cdn', {
+      functionUrls: urls as Record<FunctionGroupName, lambda.FunctionUrl>,
+      operations: OPERATIONS,
+      defaultGroup: 'control',
+      originSecret: this.originSecret.secretValue.unsafeUnwrap(),
+      readTimeoutSeconds: props.originReadTimeoutSeconds ?? DEFAULT_ORIGIN_READ_TIMEOUT_SECONDS,
+    });
+    new CfnOutput(this, 'BaseUrl', {
+      value: `https://${this.distribution.distribution.distributionDomainName}/v1`,
+      description: 'Base URL for OpenAI SDKs: every /v1 operation through CloudFront',
+    });
 
     for (const def of ALL_TABLES) {
       new CfnOutput(this, `${pascal(def.id)}TableName`, { value: this.tableOf(def).tableName });

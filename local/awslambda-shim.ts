@@ -51,6 +51,12 @@ export class LocalResponseStream extends Writable {
     this.res.write(chunk, (error) => callback(error ?? null));
   }
 
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    // As on Lambda, a response stream destroyed before its end cuts the client's transfer.
+    if (!this.res.writableFinished) this.res.destroy();
+    callback(error);
+  }
+
   override _final(callback: (error?: Error | null) => void): void {
     this.sendHead();
     this.res.end(() => callback());

@@ -1,21 +1,21 @@
-import type { Principal } from '../control/principal';
 import type { ChatCall, ChatContext, ChatTranslation, Json } from '../providers/types';
-import { BudgetLedger } from './budget';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
 import { badRequest, GatewayError, providerError } from './errors';
 import type { HttpEvent, HttpResult, RequestState } from './http';
-import { buildPlan, type PlanTarget } from './plan';
-import { costOf, pricingReady, readUsage } from './pricing';
+import {
+  type CallSuccess,
+  exchange,
+  type RouteOptions,
+  recordUsage,
+  routeModelCall,
+  tryJson,
+} from './model-call';
+import { readUsage } from './pricing';
 import { bodyText, jsonBody } from './request-body';
-import { Router } from './router';
 import { SseParser, sseErrorEvent } from './sse';
-import { type ResolvedTarget, readConfig, resolveTarget, routeOverrides, splitModel } from './target';
-import { ClientGoneError, readAll, sendUpstream, type UpstreamResponse } from './upstream';
+import type { ResolvedTarget } from './target';
+import { ClientGoneError, type UpstreamResponse } from './upstream';
 import type { UsageLogDraft } from './usage-log';
-
-const MAX_REPLY_BYTES = 64 * 1024 * 1024;
-// Upstream reply headers worth passing on to the client.
-const PASSED_HEADERS = ['x-request-id', 'openai-processing-ms', 'openai-version', 'retry-after'];
 
 function validate(body: Record<string, unknown>): void {
   if (typeof body.model !== 'string' || body.model.trim() === '') {
@@ -50,60 +50,29 @@ function validate(body: Record<string, unknown>): void {
   }
 }
 
-function replyHeaders(target: ResolvedTarget, upstream: UpstreamResponse): Record<string, string> {
-  const headers: Record<string, string> = { 'x-gateway-provider': target.provider.name };
-  const requestId = target.provider.requestIdHeader && upstream.headers[target.provider.requestIdHeader];
-  if (typeof requestId === 'string') headers['x-gateway-upstream-request-id'] = requestId;
-  for (const name of PASSED_HEADERS) {
-    const v = upstream.headers[name];
-    if (typeof v === 'string') headers[name === 'x-request-id' ? 'x-gateway-upstream-request-id' : name] = v;
-  }
-  for (const [name, v] of Object.entries(upstream.headers)) {
-    if (name.startsWith('x-ratelimit-') && typeof v === 'string') headers[name] = v;
-  }
-  return headers;
-}
-
-function tryJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** A successful attempt: the upstream reply has started (stream) or arrived whole (JSON). */
-interface ChatSuccess {
-  status: number;
-  upstream: UpstreamResponse;
-  headers: Record<string, string>;
-  sentAt: number;
-  /** The whole reply, for a non-streamed answer. */
-  replyText?: string;
-  reply?: unknown;
-  /** Set for providers whose wire format is translated. */
-  translation?: ChatTranslation;
-  context: ChatContext;
-}
-
-const ledger = new BudgetLedger();
-
 /** POST /v1/chat/completions: one OpenAI-shaped request, routed by the gateway config, streamed or not. */
 export async function chatCompletions(event: HttpEvent, state: RequestState): Promise<HttpResult> {
   const log = state.log as UsageLogDraft;
-  const principal = state.principal as Principal;
   const text = bodyText(event);
   log.request = text;
-  const body = jsonBody(text);
+  return runChatCompletion(jsonBody(text), state);
+}
+
+/**
+ * Runs a chat completion request body through the gateway: validation, routing, the upstream call, and
+ * the reply relayed whole or streamed. Prompt completions come here with the body they rendered.
+ */
+export async function runChatCompletion(
+  body: Record<string, unknown>,
+  state: RequestState,
+  options: RouteOptions = {},
+): Promise<HttpResult> {
+  const log = state.log as UsageLogDraft;
   log.request = body;
   if (typeof body.model === 'string') log.model = body.model;
   if (typeof body.user === 'string') log.user = body.user;
   log.stream = body.stream === true;
   validate(body);
-
-  // `@slug/model` names a virtual key; the provider only ever sees the model.
-  const { model, slug } = splitModel(body.model as string);
-  const plan = buildPlan(await readConfig(state.headers, principal), routeOverrides(state.headers, slug));
 
   const stream = body.stream === true;
   const clientWantsUsage =
@@ -111,115 +80,40 @@ export async function chatCompletions(event: HttpEvent, state: RequestState): Pr
     typeof body.stream_options === 'object' &&
     (body.stream_options as { include_usage?: unknown }).include_usage === true;
 
-  const prepare = async (planned: PlanTarget) => {
-    // A key refused for its budget or rate limit is still named by the entry that logs the refusal.
-    log.virtualKey = planned.virtualKey?.value ?? null;
-    const target = await resolveTarget(planned, state.headers, principal);
-    // The last target tried names the entry; the one that serves overwrites it below.
-    log.provider = target.provider.name;
-    log.virtualKey = target.virtualKeySlug;
-    return target;
-  };
-
-  const attempt = async (target: ResolvedTarget): Promise<ChatSuccess> => {
-    const upstreamBody: Record<string, unknown> = { ...body, model, ...target.overrideParams };
-    const upstreamModel = typeof upstreamBody.model === 'string' ? upstreamBody.model : model;
+  const attempt = async (target: ResolvedTarget, model: string | undefined): Promise<ChatSuccess> => {
+    const upstreamBody: Json = { ...body, model, ...target.overrideParams };
+    const upstreamModel = typeof upstreamBody.model === 'string' ? upstreamBody.model : String(model ?? '');
     log.model = upstreamModel;
     const translation = target.provider.chat;
     const context: ChatContext = { model: upstreamModel, stream, baseUrl: target.baseUrl, target };
     const call = await buildCall(target, translation, upstreamBody, context);
-    const sentAt = performance.now();
-    const upstream = await sendUpstream({
-      url: new URL(call.url),
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: stream ? 'text/event-stream' : 'application/json',
-        'accept-encoding': 'identity',
-        ...call.headers,
-      },
-      body: call.body,
-      signal: state.clientSignal,
-      timeoutMs: target.timeoutMs,
-    }).catch((error: unknown) => {
-      log.upstreamLatencyMs = performance.now() - sentAt;
-      throw error instanceof ClientGoneError ? clientGone() : error;
-    });
-
-    const headers = replyHeaders(target, upstream);
-    const contentType = String(upstream.headers['content-type'] ?? '');
     const streamType = translation?.streamContentType ?? 'text/event-stream';
-    if (upstream.status < 400 && stream && contentType.includes(streamType)) {
-      return { status: upstream.status, upstream, headers, sentAt, translation, context };
-    }
-    const replyText = await readAll(upstream.body, MAX_REPLY_BYTES).catch((error: unknown) => {
-      throw error instanceof ClientGoneError ? clientGone() : error;
+    const success = await exchange(state, target, {
+      method: 'POST',
+      url: call.url,
+      contentType: 'application/json',
+      accept: stream ? streamType : 'application/json',
+      body: call.body,
+      providerHeaders: call.headers,
+      keepOpen: (contentType) => stream && contentType.includes(streamType),
+      translateError: translation?.error,
     });
-    log.upstreamLatencyMs = performance.now() - sentAt;
-    const reply = tryJson(replyText);
-    if (upstream.status >= 400) {
-      log.response = reply ?? replyText;
-      const err = translation
-        ? translation.error(upstream.status, reply, replyText, upstream.headers)
-        : providerError(upstream.status, reply ?? { error: replyText.slice(0, 500) || undefined });
-      throw new GatewayError(err.status, err.type, err.message, err.code, err.param, 'provider', headers);
+    if (translation && success.replyText !== undefined) {
+      // A whole reply (also a streamed request the provider answered whole) is translated as one.
+      const translated = translation.response(success.reply, context);
+      return { ...success, replyText: JSON.stringify(translated), reply: translated, translation, context };
     }
-    if (reply === undefined) {
-      log.response = replyText;
-      throw new GatewayError(
-        502,
-        'api_error',
-        'The provider answered with a body that is not JSON.',
-        'invalid_upstream_reply',
-        null,
-        'provider',
-        headers,
-      );
-    }
-    if (translation) {
-      // A 2xx reply of a streamed request that is not a stream is translated as a whole reply.
-      const translated = translation.response(reply, context);
-      return {
-        status: upstream.status,
-        upstream,
-        headers,
-        sentAt,
-        replyText: JSON.stringify(translated),
-        reply: translated,
-        context,
-      };
-    }
-    return { status: upstream.status, upstream, headers, sentAt, replyText, reply, context };
+    return { ...success, translation, context };
   };
 
-  // Prices from a pricing file or URL load once per container; this waits only on a cold start.
-  await pricingReady;
-  const router = new Router(prepare, attempt, state.clientSignal);
-  let served: Awaited<ReturnType<typeof router.run>>;
-  try {
-    served = await router.run(plan);
-  } finally {
-    log.attempts = router.attempts;
-    state.replyHeaders['x-gateway-target-index'] = router.lastIndex;
-    state.replyHeaders['x-gateway-retry-count'] = String(router.lastRetries);
-  }
-
-  const target = served.prepared;
-  const success = served.success;
-  log.provider = target.provider.name;
-  log.virtualKey = target.virtualKeySlug;
-  const vk = target.virtualKey;
-  if (vk) {
-    // Charged in the usage log's after-send work: after the last byte, before the invocation ends.
-    log.settlements.push((entry) => ledger.charge(vk.record, vk.state, vk.period, entry.cost));
-  }
+  const { target, success } = await routeModelCall(state, body.model as string, attempt, options);
 
   if (success.replyText !== undefined) {
     log.response = success.reply;
     recordUsage(
       log,
       target,
-      (success.reply as { usage?: unknown }).usage,
+      readUsage((success.reply as { usage?: unknown }).usage),
       (success.reply as { model?: unknown }).model,
     );
     return {
@@ -250,6 +144,11 @@ export async function chatCompletions(event: HttpEvent, state: RequestState): Pr
   };
 }
 
+/** A successful attempt, with what a translated provider needs to turn its reply into OpenAI's. */
+interface ChatSuccess extends CallSuccess {
+  translation?: ChatTranslation;
+  context: ChatContext;
+}
 /** The upstream call: the body as is for the OpenAI wire format, or the provider's translation. */
 async function buildCall(
   target: ResolvedTarget,
@@ -275,22 +174,6 @@ async function buildCall(
     headers: target.provider.headers(target),
     body: JSON.stringify(upstreamBody),
   };
-}
-
-function clientGone(): GatewayError {
-  return new GatewayError(499, 'client_closed', 'The client disconnected.', 'client_closed');
-}
-
-function recordUsage(
-  log: UsageLogDraft,
-  target: ResolvedTarget,
-  usageValue: unknown,
-  replyModel: unknown,
-): void {
-  log.usage = readUsage(usageValue);
-  const model = typeof replyModel === 'string' && replyModel ? replyModel : log.model;
-  log.cost = costOf(target.provider.name, model, log.usage);
-  if (log.cost === null && model !== log.model) log.cost = costOf(target.provider.name, log.model, log.usage);
 }
 
 /**
@@ -372,7 +255,7 @@ function finishStreamLog(
 ): void {
   log.upstreamLatencyMs = performance.now() - sentAt;
   log.response = acc.result();
-  recordUsage(log, target, acc.usage, (log.response as { model?: unknown }).model);
+  recordUsage(log, target, readUsage(acc.usage), (log.response as { model?: unknown }).model);
   if (failure) {
     log.effectiveStatus = failure.status;
     log.error = {

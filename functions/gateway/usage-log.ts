@@ -34,6 +34,8 @@ export interface LogEntry {
   error: { message: string; type: string; code: string | null; origin: string } | null;
   /** Every upstream attempt (retries, fallbacks) and every target refused before one, in order. */
   attempts: AttemptRecord[];
+  /** The stored prompt a prompt completion ran, and its version. */
+  prompt?: { id: string; version: number };
   /** Set when the bodies live in the blob store and were not loaded for this read. */
   body_ref?: string;
 }
@@ -54,6 +56,7 @@ export class UsageLogDraft {
   /** Overrides the HTTP status when a stream failed after its 200 was sent. */
   effectiveStatus: number | null = null;
   attempts: AttemptRecord[] = [];
+  prompt: { id: string; version: number } | null = null;
   /** Work that needs the finished entry (spend), run with the log write after the last byte. */
   settlements: Array<(entry: LogEntry) => Promise<void>> = [];
 
@@ -94,6 +97,7 @@ export class UsageLogDraft {
       response: this.response,
       error,
       attempts: this.attempts,
+      ...(this.prompt ? { prompt: this.prompt } : {}),
     };
   }
 }

@@ -77,6 +77,8 @@ export function streamingHandler(chain: Chain) {
     } catch (error) {
       disconnected = true;
       client.abort();
+      // Cut the transfer rather than end it: a client must not take a partial body for a whole one.
+      if (!responseStream.destroyed) responseStream.destroy();
       logger.warn('reply stream failed', { requestId: state.requestId, error: (error as Error).message });
     }
     finished = true;

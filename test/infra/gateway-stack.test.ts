@@ -2,7 +2,12 @@ import { App, type CfnElement, RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FUNCTION_GROUPS, type FunctionGroupName, type Operation } from '../../functions/operations';
+import {
+  FUNCTION_GROUPS,
+  type FunctionGroupName,
+  type Operation,
+  operationsOf,
+} from '../../functions/operations';
 import { ALL_TABLES, type TableDefinition } from '../../functions/store/tables';
 import {
   GatewayStack,
@@ -144,7 +149,9 @@ describe('GatewayStack', () => {
         ).Variables;
         for (const def of ALL_TABLES) expect(env[def.envVar]).toEqual({ Ref: tableId(def.id) });
         expect(env.BLOB_BUCKET).toEqual({ Ref: logicalId(stack, stack.blobBucket) });
-        if (group === 'control') {
+        expect(env.GATEWAY_ORIGIN_SECRET_ARN).toEqual({ Ref: logicalId(stack, stack.originSecret) });
+        // Only functions that may write the control table bootstrap the organisation from the admin key.
+        if (grantsFor(operationsOf(group)).adminKeySecret.read) {
           expect(env.GATEWAY_ADMIN_KEY_SECRET_ARN).toEqual({ Ref: logicalId(stack, stack.adminKeySecret) });
         } else {
           expect(env.GATEWAY_ADMIN_KEY_SECRET_ARN).toBeUndefined();
@@ -241,9 +248,9 @@ describe('GatewayStack', () => {
         Object.values(t.toJSON().Resources as typeof resources)
           .filter((r) => stateful.includes(r.Type))
           .map((r) => r.DeletionPolicy);
-      expect(policies(template)).toEqual(Array(ALL_TABLES.length + 2).fill('Retain'));
+      expect(policies(template)).toEqual(Array(ALL_TABLES.length + 3).fill('Retain'));
       expect(policies(synth({ 'gateway:removalPolicy': 'destroy' }).template)).toEqual(
-        Array(ALL_TABLES.length + 2).fill('Delete'),
+        Array(ALL_TABLES.length + 3).fill('Delete'),
       );
       expect(gatewayPropsFromContext(new App().node).removalPolicy).toBe(RemovalPolicy.RETAIN);
     });
@@ -399,12 +406,17 @@ describe('GatewayStack', () => {
       ]);
       expect(actionsOn('chat', prefixArn)).toEqual(['secretsmanager:GetSecretValue']);
       expect(actionsOn('logs', prefixArn)).toEqual([]);
-      // Beyond the prefix and the admin key, no function may touch any secret.
+      // Beyond the prefix, the admin key and the origin secret (read only), no function may touch any secret.
       const admin = JSON.stringify({ Ref: logicalId(stack, stack.adminKeySecret) });
+      const origin = JSON.stringify({ Ref: logicalId(stack, stack.originSecret) });
       for (const s of allStatements().filter((x) =>
         asArray(x.Action).some((a) => a.startsWith('secretsmanager:')),
       )) {
-        expect([JSON.stringify(prefixArn), admin]).toContain(JSON.stringify(s.Resource));
+        expect([JSON.stringify(prefixArn), admin, origin]).toContain(JSON.stringify(s.Resource));
+        if (JSON.stringify(s.Resource) === origin) {
+          for (const action of asArray(s.Action))
+            expect(action).toMatch(/^secretsmanager:(GetSecretValue|DescribeSecret)$/);
+        }
       }
     });
 

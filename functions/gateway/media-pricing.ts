@@ -1,0 +1,181 @@
+import type { Usage } from './usage-log';
+
+// Prices of the operations that are not priced by chat tokens: images per image (or by token usage when
+// the reply reports it), video per second, speech per character, transcription per minute (or tokens),
+// embeddings per input token. USD. Data first, then the functions that read it; unknown is null.
+
+export const MEDIA_PRICES = {
+  source: 'https://openai.com/api/pricing (standard processing)',
+  checked: '2026-11-20',
+  openai: {
+    /** Per image, by quality then size. `standard` is DALL·E's default quality. */
+    imagesPerImage: {
+      'dall-e-2': { standard: { '256x256': 0.016, '512x512': 0.018, '1024x1024': 0.02 } },
+      'dall-e-3': {
+        standard: { '1024x1024': 0.04, '1024x1792': 0.08, '1792x1024': 0.08 },
+        hd: { '1024x1024': 0.08, '1024x1792': 0.12, '1792x1024': 0.12 },
+      },
+      'gpt-image-1': {
+        low: { '1024x1024': 0.011, '1024x1536': 0.016, '1536x1024': 0.016 },
+        medium: { '1024x1024': 0.042, '1024x1536': 0.063, '1536x1024': 0.063 },
+        high: { '1024x1024': 0.167, '1024x1536': 0.25, '1536x1024': 0.25 },
+      },
+    } as Record<string, Record<string, Record<string, number>>>,
+    /** Per million tokens, when an image model reports token usage. */
+    imageTokens: {
+      'gpt-image-1': { text_input: 5.0, image_input: 10.0, output: 40.0 },
+      'gpt-image-1-mini': { text_input: 2.0, image_input: 2.5, output: 8.0 },
+    } as Record<string, { text_input: number; image_input: number; output: number }>,
+    /** Per second of video, by size; `*` for any size. */
+    videoPerSecond: {
+      'sora-2': { '*': 0.1 },
+      'sora-2-pro': { '720x1280': 0.3, '1280x720': 0.3, '1024x1792': 0.5, '1792x1024': 0.5 },
+    } as Record<string, Record<string, number>>,
+    /** Per million characters of input text. */
+    speechPerMillionCharacters: { 'tts-1': 15.0, 'tts-1-hd': 30.0 } as Record<string, number>,
+    /** Per minute of audio. */
+    transcriptionPerMinute: { 'whisper-1': 0.006 } as Record<string, number>,
+    /** Per million tokens, when a transcription model reports token usage. */
+    transcriptionTokens: {
+      'gpt-4o-transcribe': { text_input: 2.5, audio_input: 6.0, output: 10.0 },
+      'gpt-4o-mini-transcribe': { text_input: 1.25, audio_input: 3.0, output: 5.0 },
+    } as Record<string, { text_input: number; audio_input: number; output: number }>,
+    /** Per million input tokens. */
+    embeddings: {
+      'text-embedding-3-small': 0.02,
+      'text-embedding-3-large': 0.13,
+      'text-embedding-ada-002': 0.1,
+    } as Record<string, number>,
+  },
+};
+
+export interface Costing {
+  usage: Usage | null;
+  cost: number | null;
+}
+
+type Prices = typeof MEDIA_PRICES.openai;
+const DATED_SNAPSHOT = /-\d{4}-\d{2}-\d{2}$/;
+
+function pricesFor(provider: string): Prices | undefined {
+  return provider === 'openai' ? MEDIA_PRICES.openai : undefined;
+}
+
+function lookup<T>(table: Record<string, T>, model: string | null): T | undefined {
+  if (!model) return undefined;
+  return table[model] ?? table[model.replace(DATED_SNAPSHOT, '')];
+}
+
+const usd = (value: number) => Math.round(value * 1e12) / 1e12;
+const num = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+const obj = (value: unknown): Record<string, unknown> =>
+  value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+
+const tokens = (prompt: number, completion: number, cached?: number): Usage => ({
+  prompt_tokens: prompt,
+  completion_tokens: completion,
+  total_tokens: prompt + completion,
+  ...(cached !== undefined ? { cached_tokens: cached } : {}),
+});
+
+/**
+ * Images: by the token usage the reply reports (gpt-image-1), else per image by model, size and
+ * quality as requested (DALL·E defaults: 1024x1024, standard).
+ */
+export function imageCost(
+  provider: string,
+  model: string | null,
+  request: Record<string, unknown>,
+  reply: unknown,
+): Costing {
+  const prices = pricesFor(provider);
+  const body = obj(reply);
+  const u = obj(body.usage);
+  const input = num(u.input_tokens);
+  const output = num(u.output_tokens);
+  if (input !== undefined && output !== undefined) {
+    const details = obj(u.input_tokens_details);
+    const image = num(details.image_tokens) ?? 0;
+    const text = num(details.text_tokens) ?? input - image;
+    const usage = tokens(input, output);
+    const price = prices && lookup(prices.imageTokens, model);
+    if (!price) return { usage, cost: null };
+    return {
+      usage,
+      cost: usd((text * price.text_input + image * price.image_input + output * price.output) / 1e6),
+    };
+  }
+  const images = Array.isArray(body.data) ? body.data.length : 0;
+  const table = prices && lookup(prices.imagesPerImage, model);
+  if (!table || images === 0) return { usage: null, cost: null };
+  const quality = typeof request.quality === 'string' ? request.quality : 'standard';
+  const size =
+    typeof request.size === 'string' && request.size !== 'auto'
+      ? request.size
+      : typeof body.size === 'string'
+        ? body.size
+        : '1024x1024';
+  const each = table[quality]?.[size];
+  return { usage: null, cost: each === undefined ? null : usd(images * each) };
+}
+
+/** Speech: per character of the input text. */
+export function speechCost(
+  provider: string,
+  model: string | null,
+  request: Record<string, unknown>,
+): Costing {
+  const price = lookup(pricesFor(provider)?.speechPerMillionCharacters ?? {}, model);
+  const input = typeof request.input === 'string' ? [...request.input].length : 0;
+  return { usage: null, cost: price === undefined ? null : usd((input * price) / 1e6) };
+}
+
+/**
+ * Transcription and translation: token usage when the reply reports it, else the audio's duration
+ * (`usage.seconds`, or `duration` of the verbose format) at the per-minute price.
+ */
+export function transcriptionCost(provider: string, model: string | null, reply: unknown): Costing {
+  const prices = pricesFor(provider);
+  const body = obj(reply);
+  const u = obj(body.usage);
+  if (u.type === 'tokens' || num(u.input_tokens) !== undefined) {
+    const input = num(u.input_tokens) ?? 0;
+    const output = num(u.output_tokens) ?? 0;
+    const details = obj(u.input_token_details);
+    const audio = num(details.audio_tokens) ?? input;
+    const text = num(details.text_tokens) ?? input - audio;
+    const usage = tokens(input, output);
+    const price = prices && lookup(prices.transcriptionTokens, model);
+    if (!price) return { usage, cost: null };
+    return {
+      usage,
+      cost: usd((text * price.text_input + audio * price.audio_input + output * price.output) / 1e6),
+    };
+  }
+  const seconds = num(u.seconds) ?? num(body.duration);
+  const perMinute = prices && lookup(prices.transcriptionPerMinute, model);
+  if (seconds === undefined || perMinute === undefined) return { usage: null, cost: null };
+  return { usage: null, cost: usd((seconds / 60) * perMinute) };
+}
+
+/** Embeddings: per input token. */
+export function embeddingCost(provider: string, model: string | null, reply: unknown): Costing {
+  const u = obj(obj(reply).usage);
+  const prompt = num(u.prompt_tokens);
+  if (prompt === undefined) return { usage: null, cost: null };
+  const usage = tokens(prompt, 0);
+  const price = lookup(pricesFor(provider)?.embeddings ?? {}, model);
+  return { usage, cost: price === undefined ? null : usd((prompt * price) / 1e6) };
+}
+
+/** A finished video: its length in seconds at the model's per-second price for its size. */
+export function videoCost(provider: string, video: unknown): number | null {
+  const v = obj(video);
+  const model = typeof v.model === 'string' ? v.model : null;
+  const table = lookup(pricesFor(provider)?.videoPerSecond ?? {}, model);
+  const seconds = Number(v.seconds);
+  if (!table || !Number.isFinite(seconds) || seconds <= 0) return null;
+  const perSecond = table[String(v.size)] ?? table['*'];
+  return perSecond === undefined ? null : usd(seconds * perSecond);
+}

@@ -1,0 +1,226 @@
+import type { Principal } from '../control/principal';
+import { BudgetLedger } from './budget';
+import { GatewayError, providerError } from './errors';
+import type { RequestState } from './http';
+import { buildPlan, type PlanTarget, type RouteOverrides } from './plan';
+import { costOf, pricingReady } from './pricing';
+import { type AttemptSuccess, Router } from './router';
+import { type ResolvedTarget, readConfig, resolveTarget, routeOverrides, splitModel } from './target';
+import { ClientGoneError, readAll, sendUpstream, type UpstreamResponse } from './upstream';
+import type { Usage, UsageLogDraft } from './usage-log';
+
+// The part of every model operation that is not about its payload: the route (config, virtual keys,
+// fallbacks, retries), budget settlement, the upstream exchange and token cost. Chat, the Responses API,
+// prompt completions and the OpenAI passthrough operations all go through here.
+
+export const MAX_REPLY_BYTES = 64 * 1024 * 1024;
+// Upstream reply headers worth passing on to the client.
+const PASSED_HEADERS = ['x-request-id', 'openai-processing-ms', 'openai-version', 'retry-after'];
+
+const ledger = new BudgetLedger();
+
+/** A successful attempt: the upstream reply has started (kept open) or arrived whole (read). */
+export interface CallSuccess extends AttemptSuccess {
+  status: number;
+  upstream: UpstreamResponse;
+  headers: Record<string, string>;
+  sentAt: number;
+  contentType: string;
+  /** The whole reply, when it was read rather than kept open. */
+  replyText?: string;
+  reply?: unknown;
+}
+
+export interface RouteOptions {
+  /** A route used only when the request names none itself (a stored prompt's provider or virtual key). */
+  defaults?: RouteOverrides;
+}
+
+/** Whether the request itself names where it goes, so that a stored default must not apply. */
+function namesOwnRoute(headers: Record<string, string>, slug: string | undefined): boolean {
+  return (
+    !!slug ||
+    !!headers['x-gateway-provider']?.trim() ||
+    !!headers['x-gateway-virtual-key']?.trim() ||
+    !!headers['x-gateway-config']?.trim()
+  );
+}
+
+/**
+ * Routes one model call. `attempt` makes one upstream call for a resolved target (it is retried and
+ * falls back as the config says); the model it gets has any `@slug/` prefix removed. The virtual key
+ * that served is charged the entry's cost after the last byte.
+ */
+export async function routeModelCall<S extends AttemptSuccess>(
+  state: RequestState,
+  rawModel: string | undefined,
+  attempt: (target: ResolvedTarget, model: string | undefined) => Promise<S>,
+  options: RouteOptions = {},
+): Promise<{ target: ResolvedTarget; success: S }> {
+  const log = state.log as UsageLogDraft;
+  const principal = state.principal as Principal;
+  // Prices from a pricing file or URL load once per container; this waits only on a cold start.
+  await pricingReady;
+  // `@slug/model` names a virtual key; the provider only ever sees the model.
+  const { model, slug } =
+    rawModel === undefined ? { model: undefined, slug: undefined } : splitModel(rawModel);
+  const own = routeOverrides(state.headers, slug);
+  const overrides =
+    options.defaults && !namesOwnRoute(state.headers, slug) ? { ...options.defaults, ...own } : own;
+  const plan = buildPlan(await readConfig(state.headers, principal), overrides);
+
+  const prepare = async (planned: PlanTarget) => {
+    // A key refused for its budget or rate limit is still named by the entry that logs the refusal.
+    log.virtualKey = planned.virtualKey?.value ?? null;
+    const target = await resolveTarget(planned, state.headers, principal);
+    // The last target tried names the entry; the one that serves overwrites it below.
+    log.provider = target.provider.name;
+    log.virtualKey = target.virtualKeySlug;
+    return target;
+  };
+
+  const router = new Router(prepare, (target: ResolvedTarget) => attempt(target, model), state.clientSignal);
+  let served: Awaited<ReturnType<typeof router.run>>;
+  try {
+    served = await router.run(plan);
+  } finally {
+    log.attempts = router.attempts;
+    state.replyHeaders['x-gateway-target-index'] = router.lastIndex;
+    state.replyHeaders['x-gateway-retry-count'] = String(router.lastRetries);
+  }
+
+  const target = served.prepared;
+  log.provider = target.provider.name;
+  log.virtualKey = target.virtualKeySlug;
+  const vk = target.virtualKey;
+  if (vk) {
+    // Charged in the usage log's after-send work: after the last byte, before the invocation ends.
+    log.settlements.push((entry) => ledger.charge(vk.record, vk.state, vk.period, entry.cost));
+  }
+  return { target, success: served.success };
+}
+
+export interface Exchange {
+  method: string;
+  /** Path relative to the target's base URL, with its query string. */
+  path?: string;
+  /** The whole URL, when the provider builds it (deployments, regions); wins over `path`. */
+  url?: string;
+  /** The provider's auth and account headers, when the provider builds them (signed requests). */
+  providerHeaders?: Record<string, string>;
+  /** The provider's error format, when it is not OpenAI's. */
+  translateError?: (
+    status: number,
+    body: unknown,
+    text: string,
+    headers: Record<string, unknown>,
+  ) => GatewayError;
+  /** Content type of the body sent; none for a request without body. */
+  contentType?: string;
+  accept?: string;
+  body?: string | Buffer;
+  /** Extra headers passed on from the client (`openai-beta`). */
+  headers?: Record<string, string>;
+  /** Which successful replies are kept open for the caller to stream, by content type. */
+  keepOpen: (contentType: string) => boolean;
+}
+
+/**
+ * One upstream call. A successful reply that `keepOpen` accepts is returned still flowing; any other
+ * is read whole, and must be JSON. A provider error keeps its status and message.
+ */
+export async function exchange(
+  state: RequestState,
+  target: ResolvedTarget,
+  req: Exchange,
+): Promise<CallSuccess> {
+  const log = state.log as UsageLogDraft;
+  const sentAt = performance.now();
+  const upstream = await sendUpstream({
+    url: new URL(req.url ?? target.baseUrl + (req.path ?? '')),
+    method: req.method,
+    headers: {
+      ...(req.contentType ? { 'content-type': req.contentType } : {}),
+      accept: req.accept ?? 'application/json',
+      'accept-encoding': 'identity',
+      ...req.headers,
+      ...(req.providerHeaders ?? target.provider.headers(target)),
+    },
+    body: req.body,
+    signal: state.clientSignal,
+    timeoutMs: target.timeoutMs,
+  }).catch((error: unknown) => {
+    log.upstreamLatencyMs = performance.now() - sentAt;
+    throw error instanceof ClientGoneError ? clientGone() : error;
+  });
+
+  const headers = replyHeaders(target, upstream);
+  const contentType = String(upstream.headers['content-type'] ?? '');
+  if (upstream.status < 400 && req.keepOpen(contentType)) {
+    return { status: upstream.status, upstream, headers, sentAt, contentType };
+  }
+  const replyText = await readAll(upstream.body, MAX_REPLY_BYTES).catch((error: unknown) => {
+    throw error instanceof ClientGoneError ? clientGone() : error;
+  });
+  log.upstreamLatencyMs = performance.now() - sentAt;
+  const reply = tryJson(replyText);
+  if (upstream.status >= 400) {
+    log.response = reply ?? replyText;
+    const err = req.translateError
+      ? req.translateError(upstream.status, reply, replyText, upstream.headers)
+      : providerError(upstream.status, reply ?? { error: replyText.slice(0, 500) || undefined });
+    throw new GatewayError(err.status, err.type, err.message, err.code, err.param, 'provider', headers);
+  }
+  if (reply === undefined) {
+    log.response = replyText;
+    throw new GatewayError(
+      502,
+      'api_error',
+      'The provider answered with a body that is not JSON.',
+      'invalid_upstream_reply',
+      null,
+      'provider',
+      headers,
+    );
+  }
+  return { status: upstream.status, upstream, headers, sentAt, contentType, replyText, reply };
+}
+
+export function replyHeaders(target: ResolvedTarget, upstream: UpstreamResponse): Record<string, string> {
+  const headers: Record<string, string> = { 'x-gateway-provider': target.provider.name };
+  const requestId = target.provider.requestIdHeader && upstream.headers[target.provider.requestIdHeader];
+  if (typeof requestId === 'string') headers['x-gateway-upstream-request-id'] = requestId;
+  for (const name of PASSED_HEADERS) {
+    const v = upstream.headers[name];
+    if (typeof v === 'string') headers[name === 'x-request-id' ? 'x-gateway-upstream-request-id' : name] = v;
+  }
+  for (const [name, v] of Object.entries(upstream.headers)) {
+    if (name.startsWith('x-ratelimit-') && typeof v === 'string') headers[name] = v;
+  }
+  return headers;
+}
+
+export function tryJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export function clientGone(): GatewayError {
+  return new GatewayError(499, 'client_closed', 'The client disconnected.', 'client_closed');
+}
+
+/** Token usage and its cost by the model the provider says served (or the one asked for). */
+export function recordUsage(
+  log: UsageLogDraft,
+  target: ResolvedTarget,
+  usage: Usage | null,
+  replyModel: unknown,
+): void {
+  log.usage = usage;
+  const model = typeof replyModel === 'string' && replyModel ? replyModel : log.model;
+  log.cost = costOf(target.provider.name, model, log.usage);
+  if (log.cost === null && model !== log.model) log.cost = costOf(target.provider.name, log.model, log.usage);
+}

@@ -1,0 +1,387 @@
+import type { Principal } from '../control/principal';
+import { type FunctionGroupName, operationsOf } from '../operations';
+import { OnceStore } from '../store/once-store';
+import type { OperationHandler } from './dispatch';
+import { badRequest, bodyTooLarge, GatewayError, internalError } from './errors';
+import type { HttpEvent } from './http';
+import {
+  type Costing,
+  embeddingCost,
+  imageCost,
+  speechCost,
+  transcriptionCost,
+  videoCost,
+} from './media-pricing';
+import { type CallSuccess, exchange, routeModelCall } from './model-call';
+import { type MultipartForm, readMultipart, replaceField } from './multipart';
+import { bodyText, jsonBody, MAX_BODY_BYTES } from './request-body';
+import type { ResolvedTarget } from './target';
+import { ClientGoneError, type UpstreamResponse } from './upstream';
+import type { UsageLogDraft } from './usage-log';
+
+// The OpenAI operations the gateway relays as they are: a declarative table of what each takes (no body,
+// or a body: JSON or multipart by its content type), how it is checked, whether its reply is binary
+// (streamed through as it arrives, never buffered), and how it is costed. Routing, virtual keys, budgets
+// and the log are the same as chat's, through routeModelCall.
+
+export interface CostInput {
+  provider: string;
+  model: string | null;
+  /** The JSON body, or the text fields of a multipart body. */
+  request: Record<string, unknown>;
+  /** The JSON reply; undefined for a binary reply. */
+  reply: unknown;
+  principal: Principal;
+}
+
+export interface PassthroughSpec {
+  /** `none` sends no body; `body` relays the client's JSON or multipart body. */
+  request: 'none' | 'body';
+  /** Multipart is the only form the OpenAI API takes for this operation. */
+  multipartOnly?: boolean;
+  /** `binary` replies are streamed through whatever their type; otherwise JSON is read, anything else streamed. */
+  reply?: 'json' | 'binary';
+  validate?: (body: Record<string, unknown>) => void;
+  cost?: (input: CostInput) => Costing | null | Promise<Costing | null>;
+}
+
+// Client headers the upstream needs to understand the request.
+const PASSED_REQUEST_HEADERS = ['openai-beta'];
+// Upstream reply headers a binary download keeps.
+const PASSED_BINARY_HEADERS = ['content-disposition'];
+
+const str = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
+
+function required(body: Record<string, unknown>, ...names: string[]): void {
+  for (const name of names) {
+    if (!str(body[name]))
+      throw badRequest(`${name} is required: a non-empty string.`, name, 'missing_required_parameter');
+  }
+}
+
+// `<width>x<height>` as every image and video model writes it, or `auto` where the model chooses.
+const SIZE = /^\d{2,5}x\d{2,5}$/;
+function validSize(body: Record<string, unknown>): void {
+  const size = body.size;
+  if (size === undefined || size === null) return;
+  if (typeof size !== 'string' || (size !== 'auto' && !SIZE.test(size))) {
+    throw badRequest(
+      'size must be "<width>x<height>" (such as 1024x1024) or "auto".',
+      'size',
+      'invalid_value',
+    );
+  }
+}
+
+const once = new OnceStore();
+
+/** A video's price, logged by the first reply that shows it completed and by no other. */
+async function completedVideoCost({ provider, reply, principal }: CostInput): Promise<Costing | null> {
+  const video = reply as { id?: unknown; status?: unknown } | undefined;
+  if (video?.status !== 'completed' || !str(video.id)) return null;
+  const cost = videoCost(provider, video);
+  if (cost === null) return null;
+  const first = await once.claim(principal.organisationId, `VIDEO#${provider}#${video.id}`);
+  return first ? { usage: null, cost } : null;
+}
+
+const none: PassthroughSpec = { request: 'none' };
+const body: PassthroughSpec = { request: 'body' };
+
+export const PASSTHROUGH: Record<string, PassthroughSpec> = {
+  'responses.get': none,
+  'responses.delete': none,
+  'responses.input_items': none,
+  'responses.cancel': none,
+
+  'images.generations': {
+    request: 'body',
+    validate: (b) => {
+      required(b, 'prompt');
+      validSize(b);
+    },
+    cost: ({ provider, model, request, reply }) => imageCost(provider, model, request, reply),
+  },
+  'images.edits': {
+    request: 'body',
+    multipartOnly: true,
+    validate: (b) => {
+      required(b, 'prompt');
+      validSize(b);
+    },
+    cost: ({ provider, model, request, reply }) => imageCost(provider, model ?? 'dall-e-2', request, reply),
+  },
+  'images.variations': {
+    request: 'body',
+    multipartOnly: true,
+    validate: validSize,
+    cost: ({ provider, model, request, reply }) => imageCost(provider, model ?? 'dall-e-2', request, reply),
+  },
+  'videos.create': {
+    request: 'body',
+    validate: (b) => {
+      required(b, 'prompt');
+      validSize(b);
+    },
+    cost: completedVideoCost,
+  },
+  'videos.list': none,
+  'videos.get': { request: 'none', cost: completedVideoCost },
+  'videos.delete': none,
+  'videos.content': { request: 'none', reply: 'binary' },
+  'audio.transcriptions': {
+    request: 'body',
+    multipartOnly: true,
+    validate: (b) => required(b, 'model'),
+    cost: ({ provider, model, reply }) => transcriptionCost(provider, model, reply),
+  },
+  'audio.translations': {
+    request: 'body',
+    multipartOnly: true,
+    validate: (b) => required(b, 'model'),
+    cost: ({ provider, model, reply }) => transcriptionCost(provider, model, reply),
+  },
+  'audio.speech': {
+    request: 'body',
+    reply: 'binary',
+    validate: (b) => required(b, 'model', 'input', 'voice'),
+    cost: ({ provider, model, request }) => speechCost(provider, model, request),
+  },
+
+  'files.create': { request: 'body', multipartOnly: true, validate: (b) => required(b, 'purpose') },
+  'files.list': none,
+  'files.get': none,
+  'files.delete': none,
+  'files.content': { request: 'none', reply: 'binary' },
+  'vector_stores.create': body,
+  'vector_stores.list': none,
+  'vector_stores.get': none,
+  'vector_stores.update': body,
+  'vector_stores.delete': none,
+  'vector_stores.search': {
+    request: 'body',
+    validate: (b) => {
+      if (!str(b.query) && !Array.isArray(b.query)) {
+        throw badRequest('query is required: a string or an array of strings.', 'query');
+      }
+    },
+  },
+  'vector_stores.files.create': { request: 'body', validate: (b) => required(b, 'file_id') },
+  'vector_stores.files.list': none,
+  'vector_stores.files.get': none,
+  'vector_stores.files.delete': none,
+  'fine_tuning.jobs.create': { request: 'body', validate: (b) => required(b, 'model', 'training_file') },
+  'fine_tuning.jobs.list': none,
+  'fine_tuning.jobs.get': none,
+  'fine_tuning.jobs.cancel': none,
+  'fine_tuning.jobs.events': none,
+  'fine_tuning.jobs.checkpoints': none,
+  'models.list': none,
+  'models.get': none,
+  'embeddings.create': {
+    request: 'body',
+    validate: (b) => {
+      required(b, 'model');
+      if (b.input === undefined || b.input === null || b.input === '') {
+        throw badRequest('input is required.', 'input', 'missing_required_parameter');
+      }
+    },
+    cost: ({ provider, model, reply }) => embeddingCost(provider, model, reply),
+  },
+};
+
+/** `/v1/files/{file_id}/content` with its parameters filled in, relative to a provider's `/v1` base. */
+export function upstreamPath(template: string, params: Record<string, string>): string {
+  return template
+    .replace(/^\/v1/, '')
+    .replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(params[name] ?? ''));
+}
+
+/** The raw body as a Buffer, decoded from base64 once (function URLs deliver binary bodies that way). */
+function rawBody(event: HttpEvent): Buffer {
+  const declared = Number(event.headers?.['content-length'] ?? 0);
+  if (declared > MAX_BODY_BYTES) throw bodyTooLarge(MAX_BODY_BYTES);
+  const raw = Buffer.from(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8');
+  if (raw.length > MAX_BODY_BYTES) throw bodyTooLarge(MAX_BODY_BYTES);
+  return raw;
+}
+
+interface ParsedRequest {
+  fields: Record<string, unknown>;
+  body?: string | Buffer;
+  contentType?: string;
+  form?: MultipartForm;
+}
+
+function parseRequest(event: HttpEvent, spec: PassthroughSpec, log: UsageLogDraft): ParsedRequest {
+  const query = event.queryStringParameters ?? {};
+  if (spec.request === 'none') {
+    log.request = Object.keys(query).length > 0 ? { query } : null;
+    return { fields: {} };
+  }
+  const contentType = event.headers?.['content-type'];
+  if (/^multipart\/form-data/i.test(contentType ?? '')) {
+    const raw = rawBody(event);
+    const form = readMultipart(raw, contentType);
+    log.request = {
+      content_type: 'multipart/form-data',
+      bytes: raw.length,
+      fields: form.fields,
+      files: form.files,
+    };
+    return { fields: form.fields, body: raw, contentType, form };
+  }
+  if (spec.multipartOnly) {
+    throw badRequest('This operation takes a multipart/form-data body.', null, 'invalid_body');
+  }
+  const text = bodyText(event);
+  log.request = text;
+  const fields = jsonBody(text);
+  log.request = fields;
+  return { fields, body: text, contentType: 'application/json' };
+}
+
+/** The request relayed to one target: its model without `@slug/`, and the target's override_params. */
+function bodyFor(
+  parsed: ParsedRequest,
+  target: ResolvedTarget,
+  model: string | undefined,
+): string | Buffer | undefined {
+  if (parsed.body === undefined) return undefined;
+  const asked = parsed.fields.model;
+  if (parsed.form) {
+    return model !== undefined && model !== asked
+      ? replaceField(parsed.body as Buffer, parsed.form, 'model', model)
+      : parsed.body;
+  }
+  if (model === asked && Object.keys(target.overrideParams).length === 0) return parsed.body;
+  return JSON.stringify({
+    ...parsed.fields,
+    ...(model !== undefined ? { model } : {}),
+    ...target.overrideParams,
+  });
+}
+
+const isJson = (contentType: string) => /^application\/(.+\+)?json/i.test(contentType);
+
+/** The handler of one passthrough operation. */
+export function passthrough(spec: PassthroughSpec): OperationHandler {
+  return async (event, state) => {
+    const log = state.log as UsageLogDraft;
+    const operation = state.operation;
+    if (!operation) throw internalError();
+    const parsed = parseRequest(event, spec, log);
+    spec.validate?.(parsed.fields);
+    const askedModel = str(parsed.fields.model) ? parsed.fields.model : undefined;
+    if (askedModel) log.model = askedModel;
+    if (str(parsed.fields.user)) log.user = parsed.fields.user;
+    log.stream = parsed.fields.stream === true || parsed.fields.stream === 'true';
+
+    const path =
+      upstreamPath(operation.path, state.params) + (event.rawQueryString ? `?${event.rawQueryString}` : '');
+    const passed: Record<string, string> = {};
+    for (const name of PASSED_REQUEST_HEADERS) {
+      const v = state.headers[name];
+      if (v !== undefined) passed[name] = v;
+    }
+    const attempt = (target: ResolvedTarget, model: string | undefined): Promise<CallSuccess> => {
+      if (model !== undefined) log.model = model;
+      return exchange(state, target, {
+        method: operation.method,
+        path,
+        contentType: parsed.body === undefined ? undefined : parsed.contentType,
+        accept: spec.reply === 'binary' ? '*/*' : 'application/json',
+        body: bodyFor(parsed, target, model),
+        headers: passed,
+        keepOpen: (contentType) => spec.reply === 'binary' || !isJson(contentType),
+      });
+    };
+    const { target, success } = await routeModelCall(state, askedModel, attempt);
+    const costInput = (reply: unknown): CostInput => ({
+      provider: target.provider.name,
+      model: log.model,
+      request: parsed.fields,
+      reply,
+      principal: state.principal as Principal,
+    });
+
+    if (success.replyText !== undefined) {
+      log.response = success.reply;
+      const replyModel = (success.reply as { model?: unknown } | null)?.model;
+      if (!log.model && str(replyModel)) log.model = replyModel;
+      const costing = await spec.cost?.(costInput(success.reply));
+      if (costing) {
+        log.usage = costing.usage;
+        log.cost = costing.cost;
+      }
+      return {
+        statusCode: success.status,
+        headers: { 'content-type': 'application/json', ...success.headers },
+        body: success.replyText,
+      };
+    }
+
+    const headers: Record<string, string> = {
+      'content-type': success.contentType || 'application/octet-stream',
+      ...success.headers,
+    };
+    for (const name of PASSED_BINARY_HEADERS) {
+      const v = success.upstream.headers[name];
+      if (typeof v === 'string') headers[name] = v;
+    }
+    return {
+      statusCode: success.status,
+      headers,
+      body: relayBytes(success.upstream, success.contentType, log, success.sentAt, async () => {
+        const costing = await spec.cost?.(costInput(undefined));
+        if (costing) {
+          log.usage = costing.usage;
+          log.cost = costing.cost;
+        }
+      }),
+    };
+  };
+}
+
+/**
+ * Forwards a binary (or any non-JSON) reply chunk by chunk as it arrives. A reply cut by the provider
+ * is logged as failed and the transfer is cut too, so the client never takes a partial body for whole.
+ */
+async function* relayBytes(
+  upstream: UpstreamResponse,
+  contentType: string,
+  log: UsageLogDraft,
+  sentAt: number,
+  onComplete: () => Promise<void>,
+): AsyncGenerator<Buffer> {
+  let bytes = 0;
+  try {
+    for await (const chunk of upstream.body) {
+      bytes += chunk.length;
+      yield chunk;
+    }
+    await onComplete();
+  } catch (error) {
+    if (error instanceof ClientGoneError) return;
+    const failure =
+      error instanceof GatewayError
+        ? error
+        : new GatewayError(502, 'api_error', 'The provider reply failed.', 'stream_failed', null, 'provider');
+    log.effectiveStatus = failure.status;
+    log.error = { message: failure.message, type: failure.type, code: failure.code, origin: failure.origin };
+    throw failure;
+  } finally {
+    log.upstreamLatencyMs = performance.now() - sentAt;
+    log.response = { content_type: contentType || null, bytes };
+  }
+}
+
+/** The passthrough operations of a function group, by operation name, for its dispatch table. */
+export function passthroughOperations(group: FunctionGroupName): Record<string, OperationHandler> {
+  const table: Record<string, OperationHandler> = {};
+  for (const op of operationsOf(group)) {
+    const spec = PASSTHROUGH[op.name];
+    if (spec) table[op.name] = passthrough(spec);
+  }
+  return table;
+}

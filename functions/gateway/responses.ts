@@ -1,0 +1,346 @@
+import type { OperationHandler } from './dispatch';
+import { badRequest, GatewayError, providerError } from './errors';
+import type { HttpEvent, HttpResult, RequestState } from './http';
+import { type CallSuccess, exchange, recordUsage, routeModelCall, tryJson } from './model-call';
+import { passthroughOperations } from './passthrough';
+import { bodyText, jsonBody } from './request-body';
+import { SseParser } from './sse';
+import type { ResolvedTarget } from './target';
+import { ClientGoneError, type UpstreamResponse } from './upstream';
+import type { Usage, UsageLogDraft } from './usage-log';
+
+// POST /v1/responses: the OpenAI Responses API, routed like chat. Non-streamed replies are relayed whole;
+// streamed ones pass every event through in order as it arrives, and the log keeps the final response
+// (output text, tool calls, citations) and the usage of `response.completed`.
+
+const EFFORTS = ['high', 'medium', 'low'];
+const CONTEXT_SIZES = ['high', 'medium', 'low'];
+const TOOL_CHOICES = ['auto', 'none', 'required'];
+// The events that end a Responses stream; anything else before the end means the stream was cut.
+const TERMINAL = new Set(['response.completed', 'response.failed', 'response.incomplete']);
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => !!v && typeof v === 'object' && !Array.isArray(v);
+const invalid = (message: string, param: string) => badRequest(message, param, 'invalid_value');
+
+function validateInput(input: unknown): void {
+  if (typeof input === 'string') return;
+  if (!Array.isArray(input)) {
+    throw badRequest(
+      'input is required: a string or an array of input items.',
+      'input',
+      'missing_required_parameter',
+    );
+  }
+  input.forEach((item, i) => {
+    const at = `input[${i}]`;
+    if (!isObject(item)) throw invalid(`${at} must be an object.`, at);
+    // Items other than messages (function call outputs, item references) are the provider's to check.
+    if (item.role === undefined) return;
+    if (typeof item.role !== 'string') throw invalid(`${at}.role must be a string.`, `${at}.role`);
+    if (typeof item.content === 'string') return;
+    if (!Array.isArray(item.content)) {
+      throw invalid(`${at}.content must be a string or an array of content parts.`, `${at}.content`);
+    }
+    item.content.forEach((part, j) => {
+      const p = `${at}.content[${j}]`;
+      if (!isObject(part) || typeof part.type !== 'string') throw invalid(`${p} must have a type.`, p);
+      if (part.type === 'input_text' && typeof part.text !== 'string') {
+        throw invalid(`${p}.text must be a string.`, `${p}.text`);
+      }
+      if (
+        part.type === 'input_image' &&
+        typeof part.image_url !== 'string' &&
+        typeof part.file_id !== 'string'
+      ) {
+        throw invalid(`${p} needs an image_url (a URL) or a file_id.`, `${p}.image_url`);
+      }
+    });
+  });
+}
+
+function validateTool(tool: unknown, at: string): void {
+  if (!isObject(tool) || typeof tool.type !== 'string')
+    throw invalid(`${at} must be an object with a type.`, at);
+  switch (tool.type) {
+    case 'function':
+      if (typeof tool.name !== 'string' || tool.name === '') {
+        throw invalid(
+          `${at}.name is required: function tools have flat fields (name, parameters).`,
+          `${at}.name`,
+        );
+      }
+      if (tool.parameters !== undefined && tool.parameters !== null && !isObject(tool.parameters)) {
+        throw invalid(`${at}.parameters must be a JSON Schema object.`, `${at}.parameters`);
+      }
+      return;
+    case 'web_search_preview':
+    case 'web_search':
+      if (
+        tool.search_context_size !== undefined &&
+        !CONTEXT_SIZES.includes(tool.search_context_size as string)
+      ) {
+        throw invalid(
+          `${at}.search_context_size must be one of ${CONTEXT_SIZES.join(', ')} (default medium).`,
+          `${at}.search_context_size`,
+        );
+      }
+      if (tool.user_location !== undefined && tool.user_location !== null) {
+        const loc = tool.user_location;
+        if (!isObject(loc) || loc.type !== 'approximate') {
+          throw invalid(`${at}.user_location must be {type: "approximate", ...}.`, `${at}.user_location`);
+        }
+        for (const key of ['country', 'city', 'region', 'timezone']) {
+          if (loc[key] !== undefined && loc[key] !== null && typeof loc[key] !== 'string') {
+            throw invalid(`${at}.user_location.${key} must be a string.`, `${at}.user_location.${key}`);
+          }
+        }
+      }
+      return;
+    case 'file_search':
+      if (
+        !Array.isArray(tool.vector_store_ids) ||
+        tool.vector_store_ids.length === 0 ||
+        !tool.vector_store_ids.every((id) => typeof id === 'string')
+      ) {
+        throw invalid(`${at}.vector_store_ids must be a non-empty array of ids.`, `${at}.vector_store_ids`);
+      }
+      if (
+        tool.max_num_results !== undefined &&
+        !(Number.isInteger(tool.max_num_results) && (tool.max_num_results as number) >= 1)
+      ) {
+        throw invalid(`${at}.max_num_results must be a positive integer.`, `${at}.max_num_results`);
+      }
+      if (tool.filters !== undefined && tool.filters !== null && !isObject(tool.filters)) {
+        throw invalid(`${at}.filters must be an object.`, `${at}.filters`);
+      }
+      return;
+    case 'computer_use_preview':
+      for (const key of ['display_width', 'display_height']) {
+        if (!Number.isInteger(tool[key])) throw invalid(`${at}.${key} must be an integer.`, `${at}.${key}`);
+      }
+      if (typeof tool.environment !== 'string') {
+        throw invalid(`${at}.environment must be a string.`, `${at}.environment`);
+      }
+      return;
+    case 'mcp':
+      if (typeof tool.server_label !== 'string' || tool.server_label === '') {
+        throw invalid(`${at}.server_label is required.`, `${at}.server_label`);
+      }
+      if (tool.server_url !== undefined && !/^https?:\/\//.test(String(tool.server_url))) {
+        throw invalid(`${at}.server_url must be an http(s) URL.`, `${at}.server_url`);
+      }
+      return;
+    default:
+      // Tool kinds the gateway does not know yet are the provider's to accept or refuse.
+      return;
+  }
+}
+
+export function validateResponsesRequest(body: Json): void {
+  if (typeof body.model !== 'string' || body.model.trim() === '') {
+    throw badRequest('model is required: a non-empty string.', 'model', 'missing_required_parameter');
+  }
+  validateInput(body.input);
+  if (
+    body.instructions !== undefined &&
+    body.instructions !== null &&
+    typeof body.instructions !== 'string'
+  ) {
+    throw invalid('instructions must be a string.', 'instructions');
+  }
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
+    throw invalid('stream must be a boolean.', 'stream');
+  }
+  if (body.reasoning !== undefined && body.reasoning !== null) {
+    if (!isObject(body.reasoning)) throw invalid('reasoning must be an object.', 'reasoning');
+    const effort = body.reasoning.effort;
+    if (effort !== undefined && effort !== null && !EFFORTS.includes(effort as string)) {
+      throw invalid(`reasoning.effort must be one of ${EFFORTS.join(', ')}.`, 'reasoning.effort');
+    }
+  }
+  if (body.tools !== undefined && body.tools !== null) {
+    if (!Array.isArray(body.tools)) throw invalid('tools must be an array.', 'tools');
+    body.tools.forEach((tool, i) => {
+      validateTool(tool, `tools[${i}]`);
+    });
+  }
+  const choice = body.tool_choice;
+  if (choice !== undefined && choice !== null) {
+    const ok =
+      typeof choice === 'string'
+        ? TOOL_CHOICES.includes(choice)
+        : isObject(choice) && typeof choice.type === 'string';
+    if (!ok)
+      throw invalid(`tool_choice must be one of ${TOOL_CHOICES.join(', ')} or a tool object.`, 'tool_choice');
+  }
+}
+
+/** Responses usage (input/output tokens) in the log's usage shape. */
+export function responsesUsage(value: unknown): Usage | null {
+  if (!isObject(value)) return null;
+  const input = value.input_tokens;
+  const output = value.output_tokens;
+  if (typeof input !== 'number' || typeof output !== 'number') return null;
+  const cached = isObject(value.input_tokens_details) ? value.input_tokens_details.cached_tokens : undefined;
+  return {
+    prompt_tokens: input,
+    completion_tokens: output,
+    total_tokens: typeof value.total_tokens === 'number' ? value.total_tokens : input + output,
+    ...(typeof cached === 'number' ? { cached_tokens: cached } : {}),
+  };
+}
+
+/** An SSE error event both as the Responses API writes one and as the OpenAI SDKs raise it. */
+function responsesErrorEvent(error: GatewayError): string {
+  const body = {
+    type: 'error',
+    code: error.code,
+    message: error.message,
+    param: error.param,
+    ...error.toBody(),
+  };
+  return `event: error\ndata: ${JSON.stringify(body)}\n\n`;
+}
+
+export async function responsesCreate(event: HttpEvent, state: RequestState): Promise<HttpResult> {
+  const log = state.log as UsageLogDraft;
+  const text = bodyText(event);
+  log.request = text;
+  const body = jsonBody(text);
+  log.request = body;
+  if (typeof body.model === 'string') log.model = body.model;
+  if (typeof body.user === 'string') log.user = body.user;
+  log.stream = body.stream === true;
+  validateResponsesRequest(body);
+  const stream = body.stream === true;
+
+  const attempt = (target: ResolvedTarget, model: string | undefined): Promise<CallSuccess> => {
+    const upstreamBody: Json = { ...body, model, ...target.overrideParams };
+    if (typeof upstreamBody.model === 'string') log.model = upstreamBody.model;
+    return exchange(state, target, {
+      method: 'POST',
+      path: '/responses',
+      contentType: 'application/json',
+      accept: stream ? 'text/event-stream' : 'application/json',
+      body: JSON.stringify(upstreamBody),
+      keepOpen: (contentType) => stream && contentType.includes('text/event-stream'),
+    });
+  };
+  const { target, success } = await routeModelCall(state, body.model as string, attempt);
+
+  if (success.replyText !== undefined) {
+    const reply = success.reply as Json;
+    log.response = reply;
+    recordUsage(log, target, responsesUsage(reply.usage), reply.model);
+    return {
+      statusCode: success.status,
+      headers: { 'content-type': 'application/json', ...success.headers },
+      body: success.replyText,
+    };
+  }
+  return {
+    statusCode: 200,
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      ...success.headers,
+    },
+    body: relayResponseEvents(success.upstream, target, log, success.sentAt),
+  };
+}
+
+/** Relays each complete event as it arrives; ends a cut or failed stream with an SSE error event. */
+async function* relayResponseEvents(
+  upstream: UpstreamResponse,
+  target: ResolvedTarget,
+  log: UsageLogDraft,
+  sentAt: number,
+): AsyncGenerator<string> {
+  const parser = new SseParser();
+  let final: Json | undefined;
+  let ended = false;
+  let failure: GatewayError | undefined;
+
+  const read = (events: ReturnType<SseParser['push']>): string => {
+    let out = '';
+    for (const ev of events) {
+      out += ev.raw;
+      if (ev.data === undefined) continue;
+      const data = tryJson(ev.data);
+      if (!isObject(data)) continue;
+      const type = typeof data.type === 'string' ? data.type : ev.event;
+      if (type && TERMINAL.has(type)) {
+        ended = true;
+        if (isObject(data.response)) final = data.response;
+        if (type === 'response.failed') {
+          const err = isObject(final?.error) ? final.error : {};
+          failure = providerError(502, {
+            error: { message: err.message ?? 'The response failed.', code: err.code },
+          });
+        }
+      } else if (type === 'error') {
+        ended = true;
+        failure = providerError(502, isObject(data.error) ? data : { error: data });
+      }
+    }
+    return out;
+  };
+
+  try {
+    for await (const bytes of upstream.body) {
+      const out = read(parser.push(bytes));
+      if (out) yield out;
+    }
+    const rest = parser.flush();
+    if (rest) {
+      const out = read([rest]);
+      yield out.endsWith('\n\n') ? out : `${out}\n\n`;
+    }
+    if (!ended) {
+      failure = new GatewayError(
+        502,
+        'api_error',
+        'The provider ended the stream before it was complete.',
+        'stream_truncated',
+        null,
+        'provider',
+      );
+      yield responsesErrorEvent(failure);
+    }
+  } catch (error) {
+    if (!(error instanceof ClientGoneError)) {
+      failure =
+        error instanceof GatewayError
+          ? error
+          : new GatewayError(
+              502,
+              'api_error',
+              'The provider stream failed.',
+              'stream_failed',
+              null,
+              'provider',
+            );
+      yield responsesErrorEvent(failure);
+    }
+  } finally {
+    log.upstreamLatencyMs = performance.now() - sentAt;
+    log.response = final ?? null;
+    recordUsage(log, target, responsesUsage(final?.usage), final?.model);
+    if (failure) {
+      log.effectiveStatus = failure.status;
+      log.error = {
+        message: failure.message,
+        type: failure.type,
+        code: failure.code,
+        origin: failure.origin,
+      };
+    }
+  }
+}
+
+/** The operations of the `responses` function group. */
+export const responsesOperations: Record<string, OperationHandler> = {
+  ...passthroughOperations('responses'),
+  'responses.create': responsesCreate,
+};

@@ -1,0 +1,135 @@
+// One base URL for SDKs: a CloudFront distribution in front of every function URL, one cache behaviour
+// per path pattern of operations.ts. Nothing is cached, every method is allowed, streamed replies pass
+// through as they are produced, and the function URLs refuse any request without the origin secret.
+import {
+  aws_cloudfront as cloudfront,
+  Duration,
+  type aws_lambda as lambda,
+  aws_cloudfront_origins as origins,
+} from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { ORIGIN_SECRET_HEADER } from '../functions/middleware/request-context';
+import type { FunctionGroupName, Operation } from '../functions/operations';
+
+export { ORIGIN_SECRET_HEADER };
+
+/** CloudFront's default maximum origin read timeout; more needs a service quota increase. */
+export const DEFAULT_ORIGIN_READ_TIMEOUT_SECONDS = 60;
+export const MAX_ORIGIN_READ_TIMEOUT_SECONDS = 180;
+
+export interface DistributionRoute {
+  /** A CloudFront path pattern: `{name}` segments of operations.ts become `*`. */
+  pathPattern: string;
+  group: FunctionGroupName;
+}
+
+const literalPrefix = (pattern: string) => pattern.split('*')[0] ?? '';
+
+/**
+ * The cache behaviours: one per distinct path pattern of the operations that the default group does not
+ * serve (less the patterns a broader one of the same group covers), most specific first (CloudFront takes the first pattern that matches). Two groups claiming
+ * the same pattern is a mistake in operations.ts, reported here rather than routed at random.
+ */
+export function distributionRoutes(
+  operations: readonly Pick<Operation, 'path' | 'group'>[],
+  defaultGroup: FunctionGroupName,
+): DistributionRoute[] {
+  const byPattern = new Map<string, FunctionGroupName>();
+  for (const op of operations) {
+    const pattern = op.path.replace(/\{\w+\}/g, '*');
+    const claimed = byPattern.get(pattern);
+    if (claimed && claimed !== op.group) {
+      throw new Error(`path pattern ${pattern} is served by both ${claimed} and ${op.group}`);
+    }
+    byPattern.set(pattern, op.group);
+  }
+  const routes = [...byPattern]
+    .filter(([, group]) => group !== defaultGroup)
+    .map(([pathPattern, group]) => ({ pathPattern, group }))
+    .sort(
+      (a, b) =>
+        literalPrefix(b.pathPattern).length - literalPrefix(a.pathPattern).length ||
+        Number(a.pathPattern.includes('*')) - Number(b.pathPattern.includes('*')) ||
+        a.pathPattern.localeCompare(b.pathPattern),
+    );
+  // `/v1/files/*` already sends `/v1/files/*/content` to the same function: a behaviour fewer, and the
+  // distribution stays far below CloudFront's quota of cache behaviours as operations are added.
+  const sample = (pattern: string) => pattern.replace(/\*/g, 'x');
+  return routes.filter(
+    (r) =>
+      !routes.some(
+        (q) => q !== r && matchesPathPattern(q.pathPattern, sample(r.pathPattern)) && q.group === r.group,
+      ),
+  );
+}
+
+/** Whether a CloudFront path pattern (`*` any characters, `?` one) matches a path. */
+export function matchesPathPattern(pattern: string, path: string): boolean {
+  const source = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
+  return new RegExp(`^${source}$`).test(path);
+}
+
+export interface GatewayDistributionProps {
+  functionUrls: Record<FunctionGroupName, lambda.IFunctionUrl>;
+  operations: readonly Pick<Operation, 'path' | 'group'>[];
+  /** Serves every path no behaviour names (its router answers unknown paths with a 404). */
+  defaultGroup: FunctionGroupName;
+  /** The origin secret's value: a token resolved by CloudFormation at deploy time. */
+  originSecret: string;
+  readTimeoutSeconds: number;
+}
+
+export class GatewayDistribution extends Construct {
+  readonly distribution: cloudfront.Distribution;
+  readonly routes: DistributionRoute[];
+
+  constructor(scope: Construct, id: string, props: GatewayDistributionProps) {
+    super(scope, id);
+    const { readTimeoutSeconds } = props;
+    if (
+      !Number.isInteger(readTimeoutSeconds) ||
+      readTimeoutSeconds < 1 ||
+      readTimeoutSeconds > MAX_ORIGIN_READ_TIMEOUT_SECONDS
+    ) {
+      throw new Error(
+        `the origin read timeout must be an integer from 1 to ${MAX_ORIGIN_READ_TIMEOUT_SECONDS} seconds, got ${readTimeoutSeconds}`,
+      );
+    }
+    const originOf = new Map<FunctionGroupName, cloudfront.IOrigin>();
+    const origin = (group: FunctionGroupName) => {
+      let o = originOf.get(group);
+      if (!o) {
+        o = new origins.FunctionUrlOrigin(props.functionUrls[group], {
+          // Time allowed before the first byte and between two chunks: a slow non-streamed reply needs it.
+          readTimeout: Duration.seconds(readTimeoutSeconds),
+          customHeaders: { [ORIGIN_SECRET_HEADER]: props.originSecret },
+        });
+        originOf.set(group, o);
+      }
+      return o;
+    };
+    const behaviour = (group: FunctionGroupName): cloudfront.BehaviorOptions => ({
+      origin: origin(group),
+      viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+      allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+      cachedMethods: cloudfront.CachedMethods.CACHE_GET_HEAD,
+      // No caching, and compression off: Accept-Encoding is then neither in a cache key nor added by
+      // CloudFront, and function URLs strip Content-Encoding anyway (DESIGN.md section 6).
+      cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+      // Every viewer header (the gateway key, Authorization, x-gateway-*), query string and cookie,
+      // except Host, which must name the function URL for Lambda to route the request.
+      originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+      compress: false,
+    });
+    this.routes = distributionRoutes(props.operations, props.defaultGroup);
+    this.distribution = new cloudfront.Distribution(this, 'Distribution', {
+      comment: 'LLM gateway base URL',
+      httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
+      defaultBehavior: behaviour(props.defaultGroup),
+      additionalBehaviors: Object.fromEntries(this.routes.map((r) => [r.pathPattern, behaviour(r.group)])),
+    });
+  }
+}

@@ -1,0 +1,152 @@
+import { App, type CfnElement } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ORIGIN_SECRET_HEADER } from '../../functions/middleware/request-context';
+import { FUNCTION_GROUPS, type FunctionGroupName, OPERATIONS } from '../../functions/operations';
+import { distributionRoutes, matchesPathPattern } from '../../lib/distribution';
+import { GatewayStack, gatewayPropsFromContext } from '../../lib/gateway-stack';
+
+const SKIP_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
+
+function synth(context: Record<string, unknown> = {}) {
+  const app = new App({ context: { ...SKIP_BUNDLING, ...context } });
+  const stack = new GatewayStack(app, 'LlmGateway', gatewayPropsFromContext(app.node));
+  return { stack, template: Template.fromStack(stack) };
+}
+
+interface Origin {
+  Id: string;
+  DomainName: unknown;
+  CustomOriginConfig: { OriginReadTimeout?: number; OriginProtocolPolicy: string };
+  OriginCustomHeaders: Array<{ HeaderName: string; HeaderValue: unknown }>;
+}
+interface Behaviour {
+  PathPattern?: string;
+  TargetOriginId: string;
+  AllowedMethods: string[];
+  CachePolicyId: string;
+  OriginRequestPolicyId: string;
+  ViewerProtocolPolicy: string;
+  Compress?: boolean;
+}
+interface DistributionConfig {
+  Origins: Origin[];
+  DefaultCacheBehavior: Behaviour;
+  CacheBehaviors: Behaviour[];
+}
+
+// Managed policy ids, from the CloudFront documentation.
+const CACHING_DISABLED = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';
+const ALL_VIEWER_EXCEPT_HOST_HEADER = 'b689b0a8-53d0-40ab-baf2-68738e2966ac';
+
+describe('CloudFront base URL', () => {
+  let stack: GatewayStack;
+  let template: Template;
+  let config: DistributionConfig;
+
+  beforeAll(() => {
+    ({ stack, template } = synth());
+    const distributions = template.findResources('AWS::CloudFront::Distribution');
+    expect(Object.keys(distributions)).toHaveLength(1);
+    config = (Object.values(distributions)[0] as { Properties: { DistributionConfig: DistributionConfig } })
+      .Properties.DistributionConfig;
+  });
+
+  /** Which function group's URL an origin points at, from its domain expression. */
+  function groupOfOrigin(originId: string): FunctionGroupName {
+    const origin = config.Origins.find((o) => o.Id === originId);
+    const text = JSON.stringify(origin?.DomainName);
+    const group = (Object.keys(FUNCTION_GROUPS) as FunctionGroupName[]).find((g) => {
+      const fn = stack.functions[g];
+      const urlId = stack.getLogicalId(fn.node.findChild('FunctionUrl').node.defaultChild as CfnElement);
+      return text.includes(`"${urlId}"`);
+    });
+    if (!group) throw new Error(`origin ${originId} points at no function URL`);
+    return group;
+  }
+
+  /** The group CloudFront sends a path to: the first behaviour whose pattern matches, else the default. */
+  function routeOf(path: string): FunctionGroupName {
+    const behaviour = config.CacheBehaviors.find((b) => matchesPathPattern(b.PathPattern as string, path));
+    return groupOfOrigin((behaviour ?? config.DefaultCacheBehavior).TargetOriginId);
+  }
+
+  it('routes every path of operations.ts to the function of its group', () => {
+    for (const op of OPERATIONS) {
+      const path = op.path.replace(/\{\w+\}/g, 'sample_id-1');
+      expect(`${op.method} ${path} -> ${routeOf(path)}`).toBe(`${op.method} ${path} -> ${op.group}`);
+    }
+  });
+
+  it('has one behaviour per path pattern derived from operations.ts, most specific first', () => {
+    const routes = distributionRoutes(OPERATIONS, 'control');
+    expect(config.CacheBehaviors.map((b) => b.PathPattern)).toEqual(routes.map((r) => r.pathPattern));
+    expect(routes.map((r) => r.pathPattern)).toContain('/v1/responses/*');
+    expect(routes.map((r) => r.pathPattern)).toContain('/v1/chat/completions');
+    // A pattern that a broader one of the same group covers needs no behaviour of its own.
+    expect(routes.map((r) => r.pathPattern)).not.toContain('/v1/responses/*/cancel');
+    // Below CloudFront's cache behaviour quota (25 on older accounts, 75 today) with room to grow.
+    expect(routes.length).toBeLessThanOrEqual(25);
+  });
+
+  it('refuses two groups claiming one path pattern', () => {
+    expect(() =>
+      distributionRoutes(
+        [
+          { path: '/v1/a/{x}', group: 'chat' },
+          { path: '/v1/a/{y}', group: 'media' },
+        ],
+        'control',
+      ),
+    ).toThrow(/both chat and media/);
+  });
+
+  it('caches nothing, allows every method, keeps HTTPS, does not compress, forwards all but Host', () => {
+    for (const b of [config.DefaultCacheBehavior, ...config.CacheBehaviors]) {
+      expect(b.CachePolicyId).toBe(CACHING_DISABLED);
+      expect(b.OriginRequestPolicyId).toBe(ALL_VIEWER_EXCEPT_HOST_HEADER);
+      expect([...b.AllowedMethods].sort()).toEqual([
+        'DELETE',
+        'GET',
+        'HEAD',
+        'OPTIONS',
+        'PATCH',
+        'POST',
+        'PUT',
+      ]);
+      expect(b.ViewerProtocolPolicy).toBe('https-only');
+      expect(b.Compress).toBe(false);
+    }
+  });
+
+  it('sends the origin secret header from Secrets Manager to every origin over HTTPS', () => {
+    const secretRef = stack.getLogicalId(stack.originSecret.node.defaultChild as CfnElement);
+    expect(config.Origins.length).toBe(Object.keys(FUNCTION_GROUPS).length);
+    for (const origin of config.Origins) {
+      expect(origin.CustomOriginConfig.OriginProtocolPolicy).toBe('https-only');
+      const header = origin.OriginCustomHeaders.find((h) => h.HeaderName === ORIGIN_SECRET_HEADER);
+      expect(JSON.stringify(header?.HeaderValue)).toContain('resolve:secretsmanager:');
+      expect(JSON.stringify(header?.HeaderValue)).toContain(secretRef);
+    }
+  });
+
+  it('uses a 60 s origin read timeout by default and takes a higher one from context', () => {
+    for (const origin of config.Origins) expect(origin.CustomOriginConfig.OriginReadTimeout).toBe(60);
+    const raised = synth({ 'gateway:originReadTimeoutSeconds': '180' }).template;
+    const cfg = (
+      Object.values(raised.findResources('AWS::CloudFront::Distribution'))[0] as {
+        Properties: { DistributionConfig: DistributionConfig };
+      }
+    ).Properties.DistributionConfig;
+    for (const origin of cfg.Origins) expect(origin.CustomOriginConfig.OriginReadTimeout).toBe(180);
+    expect(() => synth({ 'gateway:originReadTimeoutSeconds': '500' })).toThrow(/origin read timeout/);
+  });
+
+  it('outputs the base URL as https://<domain>/v1', () => {
+    const output = template.toJSON().Outputs.BaseUrl;
+    const value = JSON.stringify(output.Value);
+    expect(value).toContain('https://');
+    expect(value).toContain('DomainName');
+    expect(value).toContain('/v1');
+  });
+});
