@@ -21,6 +21,12 @@ export const REQUIRE_BANNER =
 // not listed: the bundled DynamoDB client already carries it, so it costs no bytes and stays one version.
 export const RUNTIME_PROVIDED = ['@aws-sdk/client-s3', '@aws-sdk/client-secrets-manager'];
 
+// Lambda passes credentials in environment variables: the SDK's default credential chain is swapped for
+// an env-only provider in function bundles (see functions/store/lambda-credentials.ts).
+export const ALIASES: Record<string, string> = {
+  '@aws-sdk/credential-provider-node': './functions/store/lambda-credentials.ts',
+};
+
 // Prefer ESM builds of dependencies: they tree-shake far better than their CJS builds.
 export const MAIN_FIELDS = ['module', 'main'];
 
@@ -40,6 +46,7 @@ export function esbuildOptions(
     outfile,
     bundle: true,
     external: [...RUNTIME_PROVIDED],
+    alias: ALIASES,
     platform: 'node',
     target: BUNDLE_TARGET,
     format: 'esm',
@@ -64,5 +71,6 @@ export function lambdaBundling(sourceMaps: boolean = sourceMapsEnabled()): nodej
     // The hot-path SDK clients (DynamoDB) are bundled at the version we test; see RUNTIME_PROVIDED.
     bundleAwsSDK: true,
     externalModules: [...RUNTIME_PROVIDED],
+    esbuildArgs: Object.fromEntries(Object.entries(ALIASES).map(([from, to]) => [`--alias:${from}`, to])),
   };
 }
