@@ -49,6 +49,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   env.GATEWAY_LOCAL = '1';
   env.AWS_REGION ??= 'us-east-1';
   env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+  // EMF records are for CloudWatch; on a laptop they would only flood stdout.
+  env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   for (const def of ALL_TABLES) env[def.envVar] ??= localTableName(def);
 
   let dynamo: { endpoint: string; close(): Promise<void> } | undefined;
