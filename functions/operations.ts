@@ -56,6 +56,12 @@ export const FUNCTION_GROUPS = {
     timeoutSeconds: 30,
     description: 'Usage logs and analytics',
   },
+  dashboard: {
+    entry: 'functions/handlers/dashboard.ts',
+    memoryMb: 256,
+    timeoutSeconds: 10,
+    description: 'Web dashboard: its static files (its data come from the logs and control APIs)',
+  },
 } as const satisfies Record<string, FunctionGroup>;
 export type FunctionGroupName = keyof typeof FUNCTION_GROUPS;
 
@@ -272,6 +278,24 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/v1/analytics/users',
     group: 'logs',
     access: scope('logs.view'),
+    logged: false,
+  },
+
+  // The page and its files are public: what it shows comes from the API, with the key signed in.
+  {
+    name: 'dashboard.page',
+    method: 'GET',
+    path: '/dashboard',
+    group: 'dashboard',
+    access: open,
+    logged: false,
+  },
+  {
+    name: 'dashboard.asset',
+    method: 'GET',
+    path: '/dashboard/{asset}',
+    group: 'dashboard',
+    access: open,
     logged: false,
   },
 ];
