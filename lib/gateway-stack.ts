@@ -33,6 +33,7 @@ import {
   type TableName,
 } from '../functions/store/tables';
 import { lambdaBundling, sourceMapsEnabled } from './bundling';
+import { GatewayObservability } from './observability';
 
 // Handler entries in operations.ts are relative to the repository root, which is this file's parent folder.
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -46,6 +47,8 @@ export interface GatewayStackProps extends StackProps {
   streamPaddingBytes?: number;
   /** Ship source maps and enable them at runtime; defaults to `GATEWAY_SOURCEMAPS=1`. */
   sourceMaps?: boolean;
+  /** Email address subscribed to the alarm topic. */
+  alarmEmail?: string;
 }
 
 export const DEFAULT_LOG_RETENTION_DAYS = 30;
@@ -55,6 +58,10 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
   const days = node.tryGetContext('gateway:logRetentionDays');
   const removal = node.tryGetContext('gateway:removalPolicy');
   const padding = node.tryGetContext('gateway:streamPaddingBytes');
+  const alarmEmail = node.tryGetContext('gateway:alarmEmail');
+  if (alarmEmail !== undefined && !(typeof alarmEmail === 'string' && /^[^@\s]+@[^@\s]+$/.test(alarmEmail))) {
+    throw new Error(`gateway:alarmEmail must be an email address, got ${JSON.stringify(alarmEmail)}`);
+  }
   if (removal !== undefined && removal !== 'retain' && removal !== 'destroy') {
     throw new Error(`gateway:removalPolicy must be "retain" or "destroy", got ${JSON.stringify(removal)}`);
   }
@@ -62,6 +69,7 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
     logRetentionDays: days === undefined ? DEFAULT_LOG_RETENTION_DAYS : Number(days),
     removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
     streamPaddingBytes: padding === undefined ? 0 : Number(padding),
+    ...(alarmEmail ? { alarmEmail } : {}),
   };
 }
 
@@ -110,8 +118,8 @@ export function grantsFor(
   const readsAudit = operations.some((op) => op.name.startsWith('audit_logs.'));
   return {
     tables: {
-      // Every function authenticates callers against the control table.
-      control: { read: true, write: writesControl },
+      // Functions authenticate callers against the control table; one serving only public files does not.
+      control: { read: authenticates || writesControl, write: writesControl },
       logs: { read: readsLogs, write: writesLogs },
       // Virtual key reads show the spend; log readers see per-user analytics.
       counters: {
@@ -168,6 +176,7 @@ export class GatewayStack extends Stack {
   readonly blobBucket: s3.Bucket;
   readonly adminKeySecret: secretsmanager.Secret;
   readonly functions: Record<FunctionGroupName, nodejs.NodejsFunction>;
+  readonly observability: GatewayObservability;
 
   constructor(scope: Construct, id: string, props: GatewayStackProps = {}) {
     super(scope, id, props);
@@ -224,7 +233,7 @@ export class GatewayStack extends Stack {
         memorySize: group.memoryMb,
         timeout: Duration.seconds(group.timeoutSeconds),
         description: group.description,
-        bundling: lambdaBundling(sourceMaps),
+        bundling: lambdaBundling(sourceMaps, name),
         environment: environmentFor(
           environment,
           grantsFor(operationsOf(name)),
@@ -253,6 +262,11 @@ export class GatewayStack extends Stack {
       new CfnOutput(this, `${pascal(def.id)}TableName`, { value: this.tableOf(def).tableName });
     }
     new CfnOutput(this, 'BlobBucketName', { value: this.blobBucket.bucketName });
+    this.observability = new GatewayObservability(this, 'Observability', {
+      functions: this.functions,
+      tables: this.tables,
+      alarmEmail: props.alarmEmail,
+    });
     new CfnOutput(this, 'AdminKeySecretArn', {
       value: this.adminKeySecret.secretArn,
       description: 'Read the key with `aws secretsmanager get-secret-value --secret-id <arn>`',
