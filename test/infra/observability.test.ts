@@ -1,4 +1,4 @@
-import { App, type CfnElement } from 'aws-cdk-lib';
+import { App, type CfnElement, aws_dynamodb as dynamodb, aws_lambda as lambda, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { FUNCTION_GROUPS, type FunctionGroupName } from '../../functions/operati
 import { TABLES } from '../../functions/store/tables';
 import { lambdaBundling } from '../../lib/bundling';
 import { GatewayStack, gatewayPropsFromContext } from '../../lib/gateway-stack';
+import { GatewayObservability } from '../../lib/observability';
 
 // An empty list tells CDK to skip asset bundling: these tests are about the template, not the bundles.
 const SKIP_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
@@ -169,11 +170,25 @@ describe('GatewayObservability', () => {
     expect(lambdaBundling(false, 'chat').commandHooks).toBeUndefined();
   });
 
-  it('has no subscription without gateway:alarmEmail, and rejects one that is not an address', () => {
-    const { template: quiet } = synth();
+  it('has no subscription without an email, and rejects a gateway:alarmEmail that is not an address', () => {
+    // The construct alone around one small function and table: a whole gateway stack is slow to synthesise.
+    const small = new Stack(new App(), 'Small');
+    const fn = new lambda.Function(small, 'Fn', {
+      runtime: lambda.Runtime.NODEJS_22_X,
+      handler: 'index.handler',
+      code: lambda.Code.fromInline('export const handler = async () => {};'),
+    });
+    const table = new dynamodb.TableV2(small, 'Table', {
+      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+    });
+    new GatewayObservability(small, 'Observability', { functions: { chat: fn }, tables: { logs: table } });
+    const quiet = Template.fromStack(small);
     quiet.resourceCountIs('AWS::SNS::Topic', 1);
     quiet.resourceCountIs('AWS::SNS::Subscription', 0);
+    quiet.resourceCountIs('AWS::CloudWatch::Alarm', 5);
     quiet.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmActions: Match.anyValue() });
-    expect(() => synth({ 'gateway:alarmEmail': 'not an address' })).toThrow(/alarmEmail/);
+    const context = (value: string) => new App({ context: { 'gateway:alarmEmail': value } }).node;
+    expect(() => gatewayPropsFromContext(context('not an address'))).toThrow(/alarmEmail/);
+    expect(gatewayPropsFromContext(context('ops@example.com')).alarmEmail).toBe('ops@example.com');
   });
 });
