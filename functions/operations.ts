@@ -80,6 +80,12 @@ export const FUNCTION_GROUPS = {
     timeoutSeconds: 900,
     description: 'Prompt library: templates, versions, rendering and prompt completions',
   },
+  dashboard: {
+    entry: 'functions/handlers/dashboard.ts',
+    memoryMb: 256,
+    timeoutSeconds: 10,
+    description: 'Web dashboard: its static files (its data come from the logs and control APIs)',
+  },
 } as const satisfies Record<string, FunctionGroup>;
 export type FunctionGroupName = keyof typeof FUNCTION_GROUPS;
 
@@ -440,6 +446,24 @@ export const OPERATIONS: readonly Operation[] = [
     logged: false,
   },
   model('prompts', 'prompts.completions', 'POST /v1/prompts/{id}/completions'),
+
+  // The page and its files are public: what it shows comes from the API, with the key signed in.
+  {
+    name: 'dashboard.page',
+    method: 'GET',
+    path: '/dashboard',
+    group: 'dashboard',
+    access: open,
+    logged: false,
+  },
+  {
+    name: 'dashboard.asset',
+    method: 'GET',
+    path: '/dashboard/{asset}',
+    group: 'dashboard',
+    access: open,
+    logged: false,
+  },
 ];
 
 /** Operations of one function group, for its handler's router and for the stack's routes. */

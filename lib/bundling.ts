@@ -2,6 +2,7 @@
 // measures exactly the bundles that `cdk deploy` ships.
 import { aws_lambda_nodejs as nodejs } from 'aws-cdk-lib';
 import type { BuildOptions } from 'esbuild';
+import type { FunctionGroupName } from '../functions/operations';
 
 export const BUNDLE_TARGET = 'node22';
 
@@ -59,8 +60,31 @@ export function esbuildOptions(
   };
 }
 
+/**
+ * Static files a function serves, built into a folder of this name beside its bundle (the handler finds
+ * them there): the dashboard function's page, script and styles.
+ */
+export const BUNDLED_ASSETS: Partial<Record<FunctionGroupName, string>> = { dashboard: 'dashboard' };
+
+/** Shell commands that build a group's static files into the bundle's output folder. */
+function assetHooks(group: FunctionGroupName | undefined): nodejs.ICommandHooks | undefined {
+  const folder = group && BUNDLED_ASSETS[group];
+  if (!folder) return undefined;
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir, outputDir) => [
+      `"${inputDir}/node_modules/.bin/tsx" "${inputDir}/dashboard/build.ts" "${outputDir}/${folder}"`,
+    ],
+  };
+}
+
 /** The same settings expressed as NodejsFunction bundling options, used by lib/gateway-stack.ts. */
-export function lambdaBundling(sourceMaps: boolean = sourceMapsEnabled()): nodejs.BundlingOptions {
+export function lambdaBundling(
+  sourceMaps: boolean = sourceMapsEnabled(),
+  group?: FunctionGroupName,
+): nodejs.BundlingOptions {
+  const commandHooks = assetHooks(group);
   return {
     format: nodejs.OutputFormat.ESM,
     target: BUNDLE_TARGET,
@@ -72,5 +96,6 @@ export function lambdaBundling(sourceMaps: boolean = sourceMapsEnabled()): nodej
     bundleAwsSDK: true,
     externalModules: [...RUNTIME_PROVIDED],
     esbuildArgs: Object.fromEntries(Object.entries(ALIASES).map(([from, to]) => [`--alias:${from}`, to])),
+    ...(commandHooks ? { commandHooks } : {}),
   };
 }

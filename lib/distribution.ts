@@ -26,40 +26,64 @@ export interface DistributionRoute {
 const literalPrefix = (pattern: string) => pattern.split('*')[0] ?? '';
 
 /**
- * The cache behaviours: one per distinct path pattern of the operations that the default group does not
- * serve (less the patterns a broader one of the same group covers), most specific first (CloudFront takes the first pattern that matches). Two groups claiming
- * the same pattern is a mistake in operations.ts, reported here rather than routed at random.
+ * The cache behaviours: for each operation outside the default group, the broadest path prefix (`/v1/audio/*`,
+ * `/v1/files*`) under which every operation belongs to the same function, so the distribution stays well
+ * inside CloudFront's quota of cache behaviours (25 by default) as operations are added. Most specific
+ * first (CloudFront takes the first pattern that matches). Two groups claiming the same path is a mistake in
+ * operations.ts, reported here rather than routed at random.
  */
 export function distributionRoutes(
   operations: readonly Pick<Operation, 'path' | 'group'>[],
   defaultGroup: FunctionGroupName,
 ): DistributionRoute[] {
+  const sample = (path: string) => path.replace(/\{\w+\}/g, 'x');
+  const owners = new Map<string, FunctionGroupName>();
+  for (const op of operations) {
+    const claimed = owners.get(sample(op.path));
+    if (claimed && claimed !== op.group) {
+      throw new Error(`path ${op.path} is served by both ${claimed} and ${op.group}`);
+    }
+    owners.set(sample(op.path), op.group);
+  }
+  const onlyGroup = (pattern: string, group: FunctionGroupName) =>
+    [...owners].every(([path, owner]) => owner === group || !matchesPathPattern(pattern, path));
+
   const byPattern = new Map<string, FunctionGroupName>();
   for (const op of operations) {
-    const pattern = op.path.replace(/\{\w+\}/g, '*');
-    const claimed = byPattern.get(pattern);
-    if (claimed && claimed !== op.group) {
-      throw new Error(`path pattern ${pattern} is served by both ${claimed} and ${op.group}`);
+    if (op.group === defaultGroup) continue;
+    const parts = op.path.split('/').filter(Boolean);
+    // Never broader than `/v1/<name>`: `/v1*` would take every path from the default function.
+    const shortest = parts[0] === 'v1' ? 2 : 1;
+    let pattern = op.path.replace(/\{\w+\}/g, '*');
+    for (let n = shortest; n <= parts.length; n++) {
+      const prefix = `/${parts.slice(0, n).join('/')}`;
+      if (prefix.includes('{')) break;
+      const candidate = n < parts.length ? `${prefix}/*` : `${prefix}*`;
+      if (onlyGroup(candidate, op.group)) {
+        pattern = candidate;
+        break;
+      }
     }
     byPattern.set(pattern, op.group);
   }
-  const routes = [...byPattern]
-    .filter(([, group]) => group !== defaultGroup)
-    .map(([pathPattern, group]) => ({ pathPattern, group }))
-    .sort(
-      (a, b) =>
-        literalPrefix(b.pathPattern).length - literalPrefix(a.pathPattern).length ||
-        Number(a.pathPattern.includes('*')) - Number(b.pathPattern.includes('*')) ||
-        a.pathPattern.localeCompare(b.pathPattern),
-    );
-  // `/v1/files/*` already sends `/v1/files/*/content` to the same function: a behaviour fewer, and the
-  // distribution stays far below CloudFront's quota of cache behaviours as operations are added.
-  const sample = (pattern: string) => pattern.replace(/\*/g, 'x');
-  return routes.filter(
-    (r) =>
-      !routes.some(
-        (q) => q !== r && matchesPathPattern(q.pathPattern, sample(r.pathPattern)) && q.group === r.group,
-      ),
+  return (
+    [...byPattern]
+      .map(([pathPattern, group]) => ({ pathPattern, group }))
+      // A pattern that a broader one of the same function covers needs no behaviour of its own.
+      .filter(
+        (r, _i, all) =>
+          !all.some(
+            (q) =>
+              q !== r &&
+              q.group === r.group &&
+              matchesPathPattern(q.pathPattern, r.pathPattern.replace(/\*/g, 'x')),
+          ),
+      )
+      .sort(
+        (a, b) =>
+          literalPrefix(b.pathPattern).length - literalPrefix(a.pathPattern).length ||
+          a.pathPattern.localeCompare(b.pathPattern),
+      )
   );
 }
 

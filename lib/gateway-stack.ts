@@ -35,6 +35,7 @@ import {
 } from '../functions/store/tables';
 import { lambdaBundling, sourceMapsEnabled } from './bundling';
 import { DEFAULT_ORIGIN_READ_TIMEOUT_SECONDS, GatewayDistribution } from './distribution';
+import { GatewayObservability } from './observability';
 
 // Handler entries in operations.ts are relative to the repository root, which is this file's parent folder.
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -50,6 +51,8 @@ export interface GatewayStackProps extends StackProps {
   sourceMaps?: boolean;
   /** CloudFront's origin read timeout; above 60 s needs a CloudFront service quota increase. */
   originReadTimeoutSeconds?: number;
+  /** Email address subscribed to the alarm topic. */
+  alarmEmail?: string;
 }
 
 export const DEFAULT_LOG_RETENTION_DAYS = 30;
@@ -60,6 +63,10 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
   const removal = node.tryGetContext('gateway:removalPolicy');
   const padding = node.tryGetContext('gateway:streamPaddingBytes');
   const readTimeout = node.tryGetContext('gateway:originReadTimeoutSeconds');
+  const alarmEmail = node.tryGetContext('gateway:alarmEmail');
+  if (alarmEmail !== undefined && !(typeof alarmEmail === 'string' && /^[^@\s]+@[^@\s]+$/.test(alarmEmail))) {
+    throw new Error(`gateway:alarmEmail must be an email address, got ${JSON.stringify(alarmEmail)}`);
+  }
   if (removal !== undefined && removal !== 'retain' && removal !== 'destroy') {
     throw new Error(`gateway:removalPolicy must be "retain" or "destroy", got ${JSON.stringify(removal)}`);
   }
@@ -69,6 +76,7 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
     streamPaddingBytes: padding === undefined ? 0 : Number(padding),
     originReadTimeoutSeconds:
       readTimeout === undefined ? DEFAULT_ORIGIN_READ_TIMEOUT_SECONDS : Number(readTimeout),
+    ...(alarmEmail ? { alarmEmail } : {}),
   };
 }
 
@@ -119,8 +127,8 @@ export function grantsFor(
   const readsAudit = operations.some((op) => op.name.startsWith('audit_logs.'));
   return {
     tables: {
-      // Every function authenticates callers against the control table.
-      control: { read: true, write: writesControl },
+      // Functions authenticate callers against the control table; one serving only public files does not.
+      control: { read: authenticates || writesControl, write: writesControl },
       logs: { read: readsLogs, write: writesLogs },
       // Virtual key reads show the spend; log readers see per-user analytics.
       counters: {
@@ -180,6 +188,7 @@ export class GatewayStack extends Stack {
   readonly functions: Record<FunctionGroupName, nodejs.NodejsFunction>;
   readonly originSecret: secretsmanager.Secret;
   readonly distribution: GatewayDistribution;
+  readonly observability: GatewayObservability;
 
   constructor(scope: Construct, id: string, props: GatewayStackProps = {}) {
     super(scope, id, props);
@@ -247,7 +256,7 @@ export class GatewayStack extends Stack {
         memorySize: group.memoryMb,
         timeout: Duration.seconds(group.timeoutSeconds),
         description: group.description,
-        bundling: lambdaBundling(sourceMaps),
+        bundling: lambdaBundling(sourceMaps, name),
         environment: environmentFor(
           environment,
           grantsFor(operationsOf(name)),
@@ -290,6 +299,11 @@ export class GatewayStack extends Stack {
       new CfnOutput(this, `${pascal(def.id)}TableName`, { value: this.tableOf(def).tableName });
     }
     new CfnOutput(this, 'BlobBucketName', { value: this.blobBucket.bucketName });
+    this.observability = new GatewayObservability(this, 'Observability', {
+      functions: this.functions,
+      tables: this.tables,
+      alarmEmail: props.alarmEmail,
+    });
     new CfnOutput(this, 'AdminKeySecretArn', {
       value: this.adminKeySecret.secretArn,
       description: 'Read the key with `aws secretsmanager get-secret-value --secret-id <arn>`',

@@ -3,6 +3,7 @@ import { startGateway } from './server';
 // `npm start`: the gateway on a laptop, no AWS account needed.
 const gateway = await startGateway();
 console.log(`LLM gateway listening on ${gateway.url}  (data: ${process.env.GATEWAY_DATA_DIR})`);
+console.log(`Dashboard: ${gateway.url.replace(/\/v1$/, '/dashboard')}`);
 if (gateway.generatedAdminKey) {
   console.log('\nOrganisation admin key (shown once, stored only as a hash; keep it safe):');
   console.log(`  ${gateway.generatedAdminKey}\n`);

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
+import { buildDashboard } from '../dashboard/build';
 import { bootstrap } from '../functions/control/bootstrap';
 import type { HttpEvent } from '../functions/gateway/http';
 import { compileRoutes, matchRoute } from '../functions/middleware/route';
@@ -49,7 +50,17 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   env.GATEWAY_LOCAL = '1';
   env.AWS_REGION ??= 'us-east-1';
   env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+  // EMF records are for CloudWatch; on a laptop they would only flood stdout.
+  env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   for (const def of ALL_TABLES) env[def.envVar] ??= localTableName(def);
+
+  // Built at every start (esbuild takes a fraction of a second), beside the embedded DynamoDB starting,
+  // so the dashboard always matches the source. Without it the API still works.
+  const dashboardDir = join(dataDir, 'dashboard');
+  env.GATEWAY_DASHBOARD_DIR = dashboardDir;
+  const dashboard = buildDashboard(dashboardDir).catch((error: unknown) => {
+    console.warn(`local server: the dashboard could not be built: ${(error as Error).message}`);
+  });
 
   let dynamo: { endpoint: string; close(): Promise<void> } | undefined;
   const endpoint = options.dynamodbEndpoint ?? env.DYNAMODB_ENDPOINT;
@@ -64,6 +75,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   }
   await ensureTables(env.DYNAMODB_ENDPOINT);
   const boot = await bootstrap(options.adminKey ?? env.GATEWAY_ADMIN_KEY);
+  await dashboard;
 
   installAwsLambdaShim();
   const handlers = {} as Record<FunctionGroupName, Handler>;

@@ -4,8 +4,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { buildDashboard } from '../dashboard/build';
 import { FUNCTION_GROUPS, type FunctionGroupName } from '../functions/operations';
-import { BUNDLE_FILE_NAME, esbuildOptions } from '../lib/bundling';
+import { BUNDLE_FILE_NAME, BUNDLED_ASSETS, esbuildOptions } from '../lib/bundling';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -24,9 +25,20 @@ async function bundle(group: FunctionGroupName): Promise<Row> {
   if (!metafile) throw new Error(`esbuild returned no metafile for ${group}`);
   await writeFile(join(dist, group, 'meta.json'), JSON.stringify(metafile));
   // Only the bundle itself: a source map, when enabled, is not loaded unless --enable-source-maps.
-  const bytes = Object.entries(metafile.outputs)
+  let bytes = Object.entries(metafile.outputs)
     .filter(([path]) => path.endsWith('.mjs'))
     .reduce((sum, [, output]) => sum + output.bytes, 0);
+  // Static files ship in the same deployment package, so they count towards its size.
+  const folder = BUNDLED_ASSETS[group];
+  if (folder) {
+    const files = await buildDashboard(join(dist, group, folder));
+    bytes += files.reduce((sum, f) => sum + f.bytes, 0);
+    for (const f of files) {
+      console.log(
+        `${group}: ${folder}/${f.name} ${(f.bytes / 1024).toFixed(1)} KB, gzip ${(f.gzipBytes / 1024).toFixed(1)} KB`,
+      );
+    }
+  }
   return { group, file: relative(root, outfile), kb: bytes / 1024 };
 }
 

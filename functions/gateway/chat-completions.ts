@@ -223,7 +223,11 @@ async function* relayStream(
   try {
     for await (const bytes of upstream.body) {
       const out = relay(parser.push(bytes));
-      if (out) yield out;
+      if (out) {
+        yield out;
+        // The generator resumes only once the adapter has written the chunk to the client.
+        log.firstChunkMs ??= performance.now() - sentAt;
+      }
       if (failure) break;
     }
     const rest = parser.flush();

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type { Principal } from '../control/principal';
 import type { Operation } from '../operations';
-import type { UsageLogDraft } from './usage-log';
+import type { LogEntry, UsageLogDraft } from './usage-log';
 
 /** A function URL event (payload format 2.0). */
 export type HttpEvent = APIGatewayProxyEventV2;
@@ -30,6 +30,8 @@ export interface RequestState {
   principal?: Principal;
   /** Present for logged operations once the caller is authenticated. */
   log?: UsageLogDraft;
+  /** The finished log entry, set by the usage log's after-send work for the telemetry that follows it. */
+  entry?: LogEntry;
   /** Aborted when the client goes away before the reply is complete. */
   clientSignal: AbortSignal;
   /** Work that runs after the client has its last byte, before the invocation returns. */

@@ -27,6 +27,8 @@ export interface LogEntry {
   stream: boolean;
   latency_ms: number;
   upstream_latency_ms: number | null;
+  /** Streams only: from sending the upstream request to writing the first chunk to the client. */
+  first_chunk_ms: number | null;
   usage: Usage | null;
   cost: number | null;
   request: unknown;
@@ -52,6 +54,7 @@ export class UsageLogDraft {
   usage: Usage | null = null;
   cost: number | null = null;
   upstreamLatencyMs: number | null = null;
+  firstChunkMs: number | null = null;
   error: LogEntry['error'] = null;
   /** Overrides the HTTP status when a stream failed after its 200 was sent. */
   effectiveStatus: number | null = null;
@@ -91,6 +94,7 @@ export class UsageLogDraft {
       stream: this.stream,
       latency_ms: round(endedAt - this.startedAt),
       upstream_latency_ms: this.upstreamLatencyMs === null ? null : round(this.upstreamLatencyMs),
+      first_chunk_ms: this.firstChunkMs === null ? null : round(this.firstChunkMs),
       usage: this.usage,
       cost: this.cost,
       request: this.request,

@@ -4,6 +4,7 @@ import { internalError } from '../gateway/errors';
 import type { GatewayContext, HttpEvent, HttpResult, RequestState, SendOutcome } from '../gateway/http';
 import { newId } from '../gateway/ids';
 import { logger } from '../gateway/logger';
+import { telemetry } from '../gateway/request-telemetry';
 
 type Chain = (event: HttpEvent, context: GatewayContext) => Promise<HttpResult>;
 
@@ -82,6 +83,7 @@ export function streamingHandler(chain: Chain) {
       logger.warn('reply stream failed', { requestId: state.requestId, error: (error as Error).message });
     }
     finished = true;
+    const sentAt = performance.now();
 
     const outcome: SendOutcome = { statusCode: result.statusCode, clientDisconnected: disconnected };
     await Promise.all(
@@ -94,6 +96,20 @@ export function streamingHandler(chain: Chain) {
         ),
       ),
     );
+    // Last, so that it sees the finished log entry; a telemetry failure must not fail the invocation.
+    try {
+      telemetry.complete({
+        requestId: state.requestId,
+        traceId: state.traceId,
+        operation: state.operation?.name ?? null,
+        status: disconnected ? 499 : result.statusCode,
+        latencyMs: sentAt - state.startedAt,
+        errorOrigin: result.headers['x-gateway-error-origin'] ?? null,
+        entry: state.entry,
+      });
+    } catch (error) {
+      logger.error('telemetry failed', { requestId: state.requestId, error: (error as Error).message });
+    }
   });
 }
 

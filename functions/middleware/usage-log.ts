@@ -73,6 +73,7 @@ export function usageLog(store = new LogStore(), users = new UserUsage()): Gatew
       state.log = draft;
       state.afterSend.push(async (outcome) => {
         const entry = draft.finish(outcome, performance.now());
+        state.entry = entry;
         const write = async () => {
           try {
             await store.put(entry);

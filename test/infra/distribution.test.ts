@@ -81,12 +81,14 @@ describe('CloudFront base URL', () => {
   it('has one behaviour per path pattern derived from operations.ts, most specific first', () => {
     const routes = distributionRoutes(OPERATIONS, 'control');
     expect(config.CacheBehaviors.map((b) => b.PathPattern)).toEqual(routes.map((r) => r.pathPattern));
-    expect(routes.map((r) => r.pathPattern)).toContain('/v1/responses/*');
-    expect(routes.map((r) => r.pathPattern)).toContain('/v1/chat/completions');
-    // A pattern that a broader one of the same group covers needs no behaviour of its own.
+    // One behaviour covers a whole family of paths of one function...
+    expect(routes).toContainEqual({ pathPattern: '/v1/responses*', group: 'responses' });
+    expect(routes).toContainEqual({ pathPattern: '/v1/audio/*', group: 'media' });
     expect(routes.map((r) => r.pathPattern)).not.toContain('/v1/responses/*/cancel');
-    // Below CloudFront's cache behaviour quota (25 on older accounts, 75 today) with room to grow.
-    expect(routes.length).toBeLessThanOrEqual(25);
+    // ...but never reaches into another function's paths: /v1/organisation stays with the default.
+    expect(routes.map((r) => r.pathPattern)).not.toContain('/v1/o*');
+    // Well inside CloudFront's default quota of 25 cache behaviours, with room to grow.
+    expect(routes.length).toBeLessThanOrEqual(20);
   });
 
   it('refuses two groups claiming one path pattern', () => {

@@ -1,0 +1,146 @@
+// Every call goes through the public control-plane API with the signed-in key: the dashboard can do
+// nothing that the key could not do with curl.
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export interface Attempt {
+  target_index: string;
+  provider: string | null;
+  virtual_key: string | null;
+  status: number | null;
+  latency_ms: number;
+  error: string | null;
+}
+
+export interface LogEntry {
+  id: string;
+  trace_id: string;
+  timestamp: string;
+  workspace: string;
+  auth: { type: string; key_id?: string; subject?: string };
+  user: string | null;
+  metadata: Record<string, string>;
+  operation: string;
+  provider: string | null;
+  model: string | null;
+  virtual_key: string | null;
+  status: number;
+  stream: boolean;
+  latency_ms: number;
+  upstream_latency_ms: number | null;
+  first_chunk_ms?: number | null;
+  usage: Usage | null;
+  cost: number | null;
+  request: unknown;
+  response: unknown;
+  error: { message: string; type: string; code: string | null; origin: string } | null;
+  attempts?: Attempt[];
+  body_ref?: string;
+}
+
+export interface UserRow {
+  user: string;
+  requests: number;
+  cost: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+export interface VirtualKey {
+  slug: string;
+  name: string;
+  provider: string;
+  budget_limit: number | null;
+  spent: number;
+  period: string;
+}
+
+export interface ListReply<T> {
+  object: 'list';
+  data: T[];
+  next_cursor: string | null;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export type Query = Record<string, string | undefined>;
+
+export class GatewayApi {
+  constructor(
+    /** The gateway's `/v1` base URL, without a trailing slash. */
+    readonly base: string,
+    private readonly key: string,
+  ) {}
+
+  async get<T>(path: string, query: Query = {}): Promise<T> {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') params.set(k, v);
+    const qs = params.toString();
+    let res: Response;
+    try {
+      res = await fetch(`${this.base}${path}${qs ? `?${qs}` : ''}`, {
+        headers: { 'x-gateway-api-key': this.key },
+      });
+    } catch {
+      throw new ApiError(0, `Cannot reach the gateway at ${this.base}.`);
+    }
+    const text = await res.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    if (!res.ok) {
+      const message = (body as { error?: { message?: string } } | undefined)?.error?.message;
+      throw new ApiError(res.status, message ?? `The gateway answered ${res.status}.`);
+    }
+    return body as T;
+  }
+
+  logs(query: Query): Promise<ListReply<LogEntry>> {
+    return this.get('/logs', query);
+  }
+
+  log(id: string): Promise<LogEntry> {
+    return this.get(`/logs/${encodeURIComponent(id)}`);
+  }
+
+  users(query: Query): Promise<ListReply<UserRow>> {
+    return this.get('/analytics/users', query);
+  }
+
+  virtualKeys(): Promise<ListReply<VirtualKey>> {
+    return this.get('/virtual-keys');
+  }
+
+  /**
+   * Every entry from `from` to `to`, newest first, following `next_cursor` until `max` entries: the
+   * analytics charts are computed from these, so the bound keeps a busy gateway's page light.
+   */
+  async logsBetween(
+    from: string,
+    to: string,
+    max: number,
+  ): Promise<{ entries: LogEntry[]; truncated: boolean }> {
+    const entries: LogEntry[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.logs({ from, to, limit: '100', cursor });
+      entries.push(...page.data);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor && entries.length < max);
+    return { entries: entries.slice(0, max), truncated: cursor !== undefined || entries.length > max };
+  }
+}

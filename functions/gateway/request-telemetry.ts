@@ -1,0 +1,126 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logger } from './logger';
+import type { LogEntry } from './usage-log';
+
+// What CloudWatch sees of each request: one structured log line per logged request, and EMF metrics
+// for every request, flushed once per invocation after the client has its last byte.
+
+/** Namespace of every gateway metric; the stack's dashboard and alarms read the same names. */
+export const METRICS_NAMESPACE = 'LlmGateway';
+
+/** Metric names, shared with lib/observability.ts so the dashboard cannot drift from what is emitted. */
+export const METRIC = {
+  requests: 'Requests',
+  serverErrors: 'ServerErrors',
+  clientErrors: 'ClientErrors',
+  gatewayErrors: 'GatewayErrors',
+  providerErrors: 'ProviderErrors',
+  clientDisconnects: 'ClientDisconnects',
+  latency: 'Latency',
+  upstreamLatency: 'UpstreamLatency',
+  timeToFirstChunk: 'TimeToFirstChunk',
+  promptTokens: 'PromptTokens',
+  completionTokens: 'CompletionTokens',
+  cost: 'Cost',
+} as const;
+
+/** What the streaming adapter knows of any request once its reply is sent. */
+export interface CompletedRequest {
+  requestId: string;
+  traceId: string;
+  operation: string | null;
+  status: number;
+  latencyMs: number;
+  /** From `x-gateway-error-origin` of the reply, or `client` for a departed client. */
+  errorOrigin: string | null;
+  /** The finished log entry, for operations that write one. */
+  entry?: LogEntry;
+}
+
+export class RequestTelemetry {
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Records one request: its log line (logged operations only) and its metrics, then flushes them. */
+  complete(request: CompletedRequest): void {
+    const { entry } = request;
+    // A logged request's entry carries the status the client really saw (a stream failed after 200).
+    const status = entry?.status ?? request.status;
+    const latencyMs = entry?.latency_ms ?? request.latencyMs;
+    // A departed client is neither the gateway's fault nor the provider's.
+    const origin = status === 499 ? 'client' : entry ? (entry.error?.origin ?? null) : request.errorOrigin;
+    if (entry) this.logCompleted(entry);
+
+    const m = this.metrics;
+    // Three dimension sets: the whole gateway (alarms), each operation, and each provider and model.
+    m.addDimensions({});
+    if (request.operation) m.addDimensions({ operation: request.operation });
+    if (entry?.provider && entry.model) m.addDimensions({ provider: entry.provider, model: entry.model });
+
+    // Zeros are emitted too, so that the Average of an error metric is its rate.
+    m.addMetric(METRIC.requests, MetricUnit.Count, 1);
+    m.addMetric(METRIC.serverErrors, MetricUnit.Count, status >= 500 ? 1 : 0);
+    m.addMetric(METRIC.clientErrors, MetricUnit.Count, status >= 400 && status < 500 ? 1 : 0);
+    m.addMetric(METRIC.gatewayErrors, MetricUnit.Count, status >= 400 && origin === 'gateway' ? 1 : 0);
+    m.addMetric(METRIC.providerErrors, MetricUnit.Count, status >= 400 && origin === 'provider' ? 1 : 0);
+    m.addMetric(METRIC.clientDisconnects, MetricUnit.Count, status === 499 ? 1 : 0);
+    m.addMetric(METRIC.latency, MetricUnit.Milliseconds, latencyMs);
+    if (entry) {
+      if (entry.upstream_latency_ms !== null) {
+        m.addMetric(METRIC.upstreamLatency, MetricUnit.Milliseconds, entry.upstream_latency_ms);
+      }
+      if (entry.first_chunk_ms !== null) {
+        m.addMetric(METRIC.timeToFirstChunk, MetricUnit.Milliseconds, entry.first_chunk_ms);
+      }
+      if (entry.usage) {
+        m.addMetric(METRIC.promptTokens, MetricUnit.Count, entry.usage.prompt_tokens);
+        m.addMetric(METRIC.completionTokens, MetricUnit.Count, entry.usage.completion_tokens);
+      }
+      // USD has no CloudWatch unit; the dashboard labels it.
+      if (entry.cost !== null) m.addMetric(METRIC.cost, MetricUnit.NoUnit, entry.cost);
+    }
+    // High-cardinality ids go to the EMF record as metadata: searchable in Logs Insights, never dimensions.
+    m.addMetadata('requestId', request.requestId);
+    m.addMetadata('traceId', request.traceId);
+    m.publishStoredMetrics();
+  }
+
+  /** The ids, route, outcome and timings of a logged request; never a body, a key or metadata values. */
+  private logCompleted(entry: LogEntry): void {
+    this.logger.info('request completed', {
+      requestId: entry.id,
+      traceId: entry.trace_id,
+      operation: entry.operation,
+      organisationId: entry.organisation_id,
+      workspace: entry.workspace,
+      authType: entry.auth.type,
+      provider: entry.provider,
+      model: entry.model,
+      virtualKey: entry.virtual_key,
+      status: entry.status,
+      stream: entry.stream,
+      latencyMs: entry.latency_ms,
+      upstreamLatencyMs: entry.upstream_latency_ms,
+      firstChunkMs: entry.first_chunk_ms,
+      promptTokens: entry.usage?.prompt_tokens ?? null,
+      completionTokens: entry.usage?.completion_tokens ?? null,
+      cost: entry.cost,
+      attempts: entry.attempts.length,
+      errorOrigin: entry.error?.origin ?? null,
+      errorType: entry.error?.type ?? null,
+      errorCode: entry.error?.code ?? null,
+    });
+  }
+}
+
+// Locally, local/server.ts sets POWERTOOLS_METRICS_DISABLED so that EMF records do not flood stdout.
+export const telemetry = new RequestTelemetry(
+  new Metrics({
+    namespace: METRICS_NAMESPACE,
+    serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'gateway',
+  }),
+  logger,
+);

@@ -1,0 +1,248 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeOpenAI, startFakeOpenAI } from '../support/fake-openai';
+import { ADMIN_KEY, startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+
+// The dashboard driven in Debian's Chromium. .ci/run installs it, so a missing browser is a failure
+// with instructions, never a skipped test.
+// Found by vitest.config.ts, which leaves this file out when there is no browser.
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const SHOTS = join(process.cwd(), 'test-output');
+
+let gw: TestGateway;
+let fake: FakeOpenAI;
+let context: BrowserContext;
+let page: Page;
+let profile: string;
+let base: string;
+// biome-ignore lint/suspicious/noExplicitAny: log entries as the API returns them, read field by field
+let entries: any[] = [];
+
+const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` (.ci/run does).`,
+    );
+  }
+  mkdirSync(SHOTS, { recursive: true });
+  profile = mkdtempSync(join(tmpdir(), 'dashboard-chromium-'));
+  [gw, fake, context] = await Promise.all([
+    startTestGateway(),
+    startFakeOpenAI(),
+    chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: 1400, height: 900 },
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    }),
+  ]);
+  page = context.pages()[0] ?? (await context.newPage());
+  base = gw.url.replace(/\/v1$/, '');
+
+  const vk = await gw.api('POST', '/virtual-keys', {
+    name: 'Team A',
+    slug: 'team-a',
+    provider: 'openai',
+    key: 'sk-team-a',
+    custom_host: fake.url,
+    budget_limit: 5,
+  });
+  expect(vk.status).toBe(201);
+  const ask = async (
+    user: string,
+    model: string,
+    metadata: Record<string, string>,
+    options: { stream?: boolean; virtualKey?: boolean } = {},
+  ) => {
+    const client = gw.client({
+      headers: {
+        'x-gateway-metadata': JSON.stringify(metadata),
+        ...(options.virtualKey ? { 'x-gateway-provider': '@team-a' } : { 'x-gateway-custom-host': fake.url }),
+      },
+    });
+    const messages = [{ role: 'user' as const, content: `hello from ${user}` }];
+    if (options.stream) {
+      const { data, response } = await client.chat.completions
+        .create({ model, messages, user, stream: true })
+        .withResponse();
+      for await (const _ of data) {
+        // drain the stream
+      }
+      return response.headers.get('x-gateway-request-id') as string;
+    }
+    const { response } = await client.chat.completions.create({ model, messages, user }).withResponse();
+    return response.headers.get('x-gateway-request-id') as string;
+  };
+  const ids = [
+    await ask('alice', 'gpt-4o-mini', { team: 'search' }),
+    await ask('bob', 'gpt-4o', { team: 'ads' }),
+    await ask('alice', 'gpt-4o', { team: 'search' }, { virtualKey: true }),
+    await ask('carol', 'gpt-4o-mini', { team: 'ads' }),
+    await ask('alice', 'gpt-4o-mini', { team: 'search' }, { stream: true }),
+  ];
+  entries = await Promise.all(ids.map((id) => waitForLog(gw, id)));
+});
+
+afterAll(async () => {
+  await context?.close();
+  await Promise.all([gw?.stop(), fake?.close()]);
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+const rows = () => page.locator('tr[data-log-id]');
+
+async function signIn(key: string) {
+  await page.locator('input[name="key"]').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+describe('web dashboard', () => {
+  it('serves the page and its files with their content types and cache headers', async () => {
+    const res = await fetch(`${base}/dashboard`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(res.headers.get('cache-control')).toBe('no-cache');
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const html = await res.text();
+    const script = html.match(/src="(\/dashboard\/main-\w+\.js)"/)?.[1];
+    const style = html.match(/href="(\/dashboard\/main-\w+\.css)"/)?.[1];
+    expect(script && style).toBeTruthy();
+    const js = await fetch(`${base}${script}`);
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(js.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    const css = await fetch(`${base}${style}`);
+    expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
+    const missing = await fetch(`${base}/dashboard/nothing.js`);
+    expect(missing.status).toBe(404);
+    expect((await missing.json()).error.type).toBeDefined();
+  });
+
+  it('refuses a bad key with the 401 of the API', async () => {
+    await page.goto(`${base}/dashboard`);
+    await signIn('gwk_not_a_real_key');
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('401');
+    await shot('dashboard-sign-in-401');
+    expect(await rows().count()).toBe(0);
+  });
+
+  it('signs in and shows the logs, newest first, with their columns', async () => {
+    await signIn(ADMIN_KEY);
+    await expect.poll(() => rows().count()).toBe(entries.length);
+    const shown = await rows().evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-log-id')));
+    expect(shown).toEqual(entries.map((e) => e.id).reverse());
+    const first = rows().first();
+    const cells = await first.locator('td').allTextContents();
+    const newest = entries[entries.length - 1];
+    expect(cells[1]).toBe('alice');
+    expect(cells[2]).toBe('openai');
+    expect(cells[3]).toBe(newest.model);
+    expect(cells[4]).toContain('200');
+    expect(cells[4]).toContain('stream');
+    expect(cells[5]).toBe(String(newest.usage.total_tokens));
+    expect(cells[8]).toContain('team=search');
+    // The key stays in this tab: sessionStorage only, never localStorage or a cookie.
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(1);
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(await context.cookies()).toEqual([]);
+    await shot('dashboard-logs');
+  });
+
+  it('filters by user and by metadata', async () => {
+    await page.locator('input[name="user"]').fill('alice');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    const alice = entries.filter((e) => e.user === 'alice').length;
+    await expect.poll(() => rows().count()).toBe(alice);
+    const users = await rows().evaluateAll((trs) => trs.map((tr) => tr.children[1]?.textContent));
+    expect(new Set(users)).toEqual(new Set(['alice']));
+
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await expect.poll(() => rows().count()).toBe(entries.length);
+    await page.locator('input[name="metadataKey"]').fill('team');
+    await page.locator('input[name="metadataValue"]').fill('ads');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    const ads = entries.filter((e) => e.metadata.team === 'ads').map((e) => e.id);
+    await expect.poll(() => rows().count()).toBe(ads.length);
+    const shown = await rows().evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-log-id')));
+    expect(shown.sort()).toEqual([...ads].sort());
+    await shot('dashboard-logs-filtered');
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await expect.poll(() => rows().count()).toBe(entries.length);
+  });
+
+  it('opens a streamed request: the reassembled response, timings and attempts', async () => {
+    const streamed = entries.find((e) => e.stream);
+    await page.locator(`tr[data-log-id="${streamed.id}"]`).click();
+    const detail = page.locator(`[data-log-detail="${streamed.id}"]`);
+    await detail.waitFor();
+    const text = await detail.textContent();
+    expect(text).toContain('reassembled from the stream');
+    expect(text).toContain(streamed.response.choices[0].message.content);
+    expect(text).toContain('First chunk');
+    expect(text).toContain('Attempts (1)');
+    expect(text).toContain(streamed.trace_id);
+    expect(await detail.locator('table.attempts tbody tr').count()).toBe(streamed.attempts.length);
+    await shot('dashboard-log-detail');
+    await page.getByRole('button', { name: '← Logs' }).click();
+    await expect.poll(() => rows().count()).toBe(entries.length);
+  });
+
+  it('charts the analytics with the right totals', async () => {
+    await page.getByRole('link', { name: 'Analytics' }).click();
+    const cost = page.locator('[data-stat="total-cost"]');
+    await cost.waitFor();
+    const total = entries.reduce((sum, e) => sum + (e.cost ?? 0), 0);
+    expect(total).toBeGreaterThan(0);
+    expect(Number(await cost.getAttribute('data-value'))).toBeCloseTo(total, 12);
+    expect(Number(await page.locator('[data-stat="requests"]').getAttribute('data-value'))).toBe(
+      entries.length,
+    );
+
+    const overTime = page.locator('[data-chart="over-time"]');
+    // Hourly buckets over the last 24 hours, every request counted once.
+    expect(Number(await overTime.getAttribute('data-points'))).toBeGreaterThanOrEqual(24);
+    expect(Number(await overTime.getAttribute('data-sum'))).toBe(entries.length);
+    const models = new Set(entries.map((e) => e.model));
+    const byModel = page.locator('[data-chart="cost-by-model"]');
+    expect(Number(await byModel.getAttribute('data-points'))).toBe(models.size);
+    expect(Number(await byModel.getAttribute('data-sum'))).toBeCloseTo(total, 12);
+    const users = page.locator('[data-chart="top-users"]');
+    expect(Number(await users.getAttribute('data-points'))).toBe(3);
+    const budgets = page.locator('[data-chart="budgets"]');
+    expect(Number(await budgets.getAttribute('data-points'))).toBe(1);
+    const teamA = entries.filter((e) => e.virtual_key === 'team-a').reduce((s, e) => s + e.cost, 0);
+    expect(Number(await budgets.getAttribute('data-sum'))).toBeCloseTo(teamA, 10);
+
+    // Every chart drew on its canvas.
+    const canvases = page.locator('figure.chart canvas');
+    expect(await canvases.count()).toBe(5);
+    const drawn = await canvases.evaluateAll((list) =>
+      list.map((c) => {
+        const canvas = c as HTMLCanvasElement;
+        const pixels = canvas.getContext('2d')?.getImageData(0, 0, canvas.width, canvas.height).data ?? [];
+        return canvas.width > 0 && Array.prototype.some.call(pixels, (v: number) => v !== 0);
+      }),
+    );
+    expect(drawn).toEqual([true, true, true, true, true]);
+    await shot('dashboard-analytics');
+  });
+
+  it('signs out, forgetting the key', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.locator('input[name="key"]').waitFor();
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+  });
+});
