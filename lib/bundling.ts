@@ -16,8 +16,15 @@ export const REQUIRE_BANNER =
 
 // Clients imported lazily on rare paths (large log bodies, the first admin-key bootstrap) come from the
 // SDK v3 that the Node.js 22 Lambda runtime ships: bundling them would double the size of every function
-// and its cold start for code most containers never run.
-export const RUNTIME_PROVIDED = ['@aws-sdk/client-s3', '@aws-sdk/client-secrets-manager'];
+// and its cold start for code most containers never run. The realtime clients (SQS, Lambda, the
+// `@connections` management API) are imported lazily too, so the HTTP functions never carry them.
+export const RUNTIME_PROVIDED = [
+  '@aws-sdk/client-s3',
+  '@aws-sdk/client-secrets-manager',
+  '@aws-sdk/client-sqs',
+  '@aws-sdk/client-lambda',
+  '@aws-sdk/client-apigatewaymanagementapi',
+];
 
 // Prefer ESM builds of dependencies: they tree-shake far better than their CJS builds.
 export const MAIN_FIELDS = ['module', 'main'];
