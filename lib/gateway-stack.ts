@@ -23,6 +23,7 @@ import {
   type FunctionGroupName,
   type Operation,
   operationsOf,
+  REALTIME_OPERATION,
   type Scope,
 } from '../functions/operations';
 import {
@@ -33,6 +34,7 @@ import {
   type TableName,
 } from '../functions/store/tables';
 import { lambdaBundling, sourceMapsEnabled } from './bundling';
+import { RealtimeApi } from './realtime';
 
 // Handler entries in operations.ts are relative to the repository root, which is this file's parent folder.
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -119,6 +121,8 @@ export function grantsFor(
         write: usesVirtualKeys || managesVirtualKeys,
       },
       audit: { read: readsAudit, write: false, append: authenticates },
+      // Realtime sessions only (lib/realtime.ts grants it to the realtime functions).
+      connections: { read: false, write: false },
     },
     blobBucket: { read: readsLogs, write: writesLogs },
     // The first use of the bootstrap admin key creates the organisation, a control-table write: only a
@@ -168,6 +172,7 @@ export class GatewayStack extends Stack {
   readonly blobBucket: s3.Bucket;
   readonly adminKeySecret: secretsmanager.Secret;
   readonly functions: Record<FunctionGroupName, nodejs.NodejsFunction>;
+  readonly realtime: RealtimeApi;
 
   constructor(scope: Construct, id: string, props: GatewayStackProps = {}) {
     super(scope, id, props);
@@ -249,6 +254,21 @@ export class GatewayStack extends Stack {
     }
     this.functions = functions as Record<FunctionGroupName, nodejs.NodejsFunction>;
 
+    this.realtime = new RealtimeApi(this, 'Realtime', {
+      repoRoot: REPO_ROOT,
+      environment,
+      socketGrants: grantsFor([REALTIME_OPERATION]),
+      grantData: (fn, grants) => this.grant(fn, grants),
+      environmentFor: (grants) => environmentFor({}, grants, this.adminKeySecret.secretArn),
+      bundling: lambdaBundling(sourceMaps),
+      logRetention,
+      removalPolicy,
+    });
+    new CfnOutput(this, 'RealtimeUrl', {
+      value: this.realtime.url,
+      description: 'WebSocket URL of the realtime API: connect with ?model=<model>',
+    });
+
     for (const def of ALL_TABLES) {
       new CfnOutput(this, `${pascal(def.id)}TableName`, { value: this.tableOf(def).tableName });
     }
@@ -283,7 +303,7 @@ export class GatewayStack extends Stack {
   }
 
   /** Adds one statement per resource and access, naming each table, index and bucket exactly. */
-  private grant(fn: lambda.IFunction, grants: GroupGrants): void {
+  grant(fn: lambda.IFunction, grants: GroupGrants): void {
     const allow = (actions: string[], resources: string[]) =>
       fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources }));
     for (const def of ALL_TABLES) {
@@ -320,7 +340,7 @@ export class GatewayStack extends Stack {
 }
 
 /** The shared environment plus what only some functions get: the admin key ARN, the secret prefix. */
-function environmentFor(
+export function environmentFor(
   shared: Record<string, string>,
   grants: GroupGrants,
   adminKeySecretArn: string,
