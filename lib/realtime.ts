@@ -95,9 +95,9 @@ export class RealtimeApi extends Construct {
     const integration = (name: string) => new WebSocketLambdaIntegration(name, this.socketFunction);
     this.api = new apigwv2.WebSocketApi(this, 'Api', {
       description: 'LLM gateway realtime API (/v1/realtime)',
-      connectRouteOptions: { integration: integration('Connect') },
-      defaultRouteOptions: { integration: integration('Default') },
-      disconnectRouteOptions: { integration: integration('Disconnect') },
+      connectRouteOptions: { integration: integration('ConnectIntegration') },
+      defaultRouteOptions: { integration: integration('DefaultIntegration') },
+      disconnectRouteOptions: { integration: integration('DisconnectIntegration') },
     });
     this.stage = new apigwv2.WebSocketStage(this, 'Stage', {
       webSocketApi: this.api,

@@ -2,7 +2,12 @@ import { App, type CfnElement, RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FUNCTION_GROUPS, type FunctionGroupName, type Operation } from '../../functions/operations';
+import {
+  FUNCTION_GROUPS,
+  type FunctionGroupName,
+  type Operation,
+  REALTIME_FUNCTIONS,
+} from '../../functions/operations';
 import { ALL_TABLES, type TableDefinition } from '../../functions/store/tables';
 import {
   GatewayStack,
@@ -33,6 +38,8 @@ interface Statement {
 }
 
 const GROUPS = Object.keys(FUNCTION_GROUPS) as FunctionGroupName[];
+// The realtime API's functions (WebSocket routes and relay) come on top of the function URL groups.
+const FUNCTION_COUNT = GROUPS.length + Object.keys(REALTIME_FUNCTIONS).length;
 const tableDef = (id: string): TableDefinition => {
   const def = ALL_TABLES.find((t) => t.id === id);
   if (!def) throw new Error(`no table ${id}`);
@@ -93,7 +100,7 @@ describe('GatewayStack', () => {
 
   describe('functions', () => {
     it('creates one function per function group, with its memory, timeout and description', () => {
-      template.resourceCountIs('AWS::Lambda::Function', GROUPS.length);
+      template.resourceCountIs('AWS::Lambda::Function', FUNCTION_COUNT);
       for (const group of GROUPS) {
         const def = FUNCTION_GROUPS[group];
         expect(propertiesOf(stack.functions[group])).toMatchObject({
@@ -107,7 +114,7 @@ describe('GatewayStack', () => {
 
     it('runs every function on Node.js 22 and arm64', () => {
       const functions = template.findResources('AWS::Lambda::Function');
-      expect(Object.keys(functions)).toHaveLength(GROUPS.length);
+      expect(Object.keys(functions)).toHaveLength(FUNCTION_COUNT);
       for (const fn of Object.values(functions)) {
         expect(fn.Properties.Runtime).toBe('nodejs22.x');
         expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -127,7 +134,7 @@ describe('GatewayStack', () => {
     });
 
     it('gives every function a log group with the configured retention', () => {
-      template.resourceCountIs('AWS::Logs::LogGroup', GROUPS.length);
+      template.resourceCountIs('AWS::Logs::LogGroup', FUNCTION_COUNT);
       for (const group of GROUPS) {
         const loggingConfig = propertiesOf(stack.functions[group]).LoggingConfig as {
           LogGroup: { Ref: string };
