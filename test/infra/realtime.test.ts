@@ -136,8 +136,11 @@ describe('realtime API', () => {
   });
 
   it('tells the functions where the queues, the relay and the management API are', () => {
-    const env = (fn: IConstruct) =>
-      (resources[logicalId(fn)]?.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    const env = (fn: IConstruct) => {
+      const resource = resources[logicalId(fn)];
+      if (!resource) throw new Error(`no resource for ${fn.node.path}`);
+      return (resource.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    };
     expect(env(stack.realtime.socketFunction)).toMatchObject({
       GATEWAY_REALTIME_QUEUE_PREFIX: stack.realtime.queuePrefix,
       GATEWAY_REALTIME_RELAY_FUNCTION: { Ref: logicalId(stack.realtime.relayFunction) },
