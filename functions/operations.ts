@@ -89,6 +89,28 @@ export const FUNCTION_GROUPS = {
 } as const satisfies Record<string, FunctionGroup>;
 export type FunctionGroupName = keyof typeof FUNCTION_GROUPS;
 
+/**
+ * The realtime API's functions, which API Gateway's WebSocket routes invoke rather than a function URL:
+ * the three routes of `/v1/realtime`, and the relay that owns one session's upstream socket. The relay's
+ * timeout is Lambda's maximum; it closes the session before (GATEWAY_REALTIME_SESSION_LIMIT_MS).
+ */
+export const REALTIME_FUNCTIONS = {
+  realtimeSocket: {
+    entry: 'functions/handlers/realtime-socket.ts',
+    memoryMb: 512,
+    timeoutSeconds: 29,
+    description: 'Realtime WebSocket routes: $connect (auth, routing, budget), $default, $disconnect',
+  },
+  realtimeRelay: {
+    entry: 'functions/handlers/realtime-relay.ts',
+    // Mostly waiting on two sockets: the smallest size that parses audio events without lag.
+    memoryMb: 256,
+    timeoutSeconds: 900,
+    description: 'Realtime relay: owns the upstream socket of one session for its whole life',
+  },
+} as const satisfies Record<string, FunctionGroup>;
+export type RealtimeFunctionName = keyof typeof REALTIME_FUNCTIONS;
+
 export interface Operation {
   /** Stable name, recorded as `operation` in log entries. */
   name: string;
@@ -465,6 +487,15 @@ export const OPERATIONS: readonly Operation[] = [
     logged: false,
   },
 ];
+
+/** `GET /v1/realtime` upgraded to a WebSocket: a model operation, logged once per session. */
+export const REALTIME_OPERATION = {
+  name: 'realtime',
+  method: 'GET',
+  path: '/v1/realtime',
+  access: scope('completions.write'),
+  logged: true,
+} as const satisfies Omit<Operation, 'group'>;
 
 /** Operations of one function group, for its handler's router and for the stack's routes. */
 export function operationsOf(group: FunctionGroupName): Operation[] {

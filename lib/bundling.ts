@@ -17,10 +17,16 @@ export const REQUIRE_BANNER =
 
 // Clients imported lazily on rare paths (large log bodies, the first admin-key bootstrap) come from the
 // SDK v3 that the Node.js 22 Lambda runtime ships: bundling them would double the size of every function
-// and its cold start for code most containers never run.
-// `@aws-sdk/credential-provider-node` (Bedrock with the function's role) is imported lazily too, but is
-// not listed: the bundled DynamoDB client already carries it, so it costs no bytes and stays one version.
-export const RUNTIME_PROVIDED = ['@aws-sdk/client-s3', '@aws-sdk/client-secrets-manager'];
+// and its cold start for code most containers never run. `@aws-sdk/credential-provider-node` is not
+// listed: Lambda bundles alias it to an env-only provider (ALIASES below). The realtime clients (SQS, Lambda, the
+// `@connections` management API) are imported lazily too, so the HTTP functions never carry them.
+export const RUNTIME_PROVIDED = [
+  '@aws-sdk/client-s3',
+  '@aws-sdk/client-secrets-manager',
+  '@aws-sdk/client-sqs',
+  '@aws-sdk/client-lambda',
+  '@aws-sdk/client-apigatewaymanagementapi',
+];
 
 // Lambda passes credentials in environment variables: the SDK's default credential chain is swapped for
 // an env-only provider in function bundles (see functions/store/lambda-credentials.ts).

@@ -24,6 +24,7 @@ import {
   OPERATIONS,
   type Operation,
   operationsOf,
+  REALTIME_OPERATION,
   type Scope,
 } from '../functions/operations';
 import {
@@ -36,6 +37,7 @@ import {
 import { lambdaBundling, sourceMapsEnabled } from './bundling';
 import { DEFAULT_ORIGIN_READ_TIMEOUT_SECONDS, GatewayDistribution } from './distribution';
 import { GatewayObservability } from './observability';
+import { RealtimeApi } from './realtime';
 
 // Handler entries in operations.ts are relative to the repository root, which is this file's parent folder.
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -136,6 +138,8 @@ export function grantsFor(
         write: usesVirtualKeys || managesVirtualKeys,
       },
       audit: { read: readsAudit, write: false, append: authenticates },
+      // Realtime sessions only (lib/realtime.ts grants it to the realtime functions).
+      connections: { read: false, write: false },
     },
     blobBucket: { read: readsLogs, write: writesLogs },
     // The first use of the bootstrap admin key creates the organisation, a control-table write: only a
@@ -189,6 +193,7 @@ export class GatewayStack extends Stack {
   readonly originSecret: secretsmanager.Secret;
   readonly distribution: GatewayDistribution;
   readonly observability: GatewayObservability;
+  readonly realtime: RealtimeApi;
 
   constructor(scope: Construct, id: string, props: GatewayStackProps = {}) {
     super(scope, id, props);
@@ -295,6 +300,21 @@ export class GatewayStack extends Stack {
       description: 'Base URL for OpenAI SDKs: every /v1 operation through CloudFront',
     });
 
+    this.realtime = new RealtimeApi(this, 'Realtime', {
+      repoRoot: REPO_ROOT,
+      environment,
+      socketGrants: grantsFor([REALTIME_OPERATION]),
+      grantData: (fn, grants) => this.grant(fn, grants),
+      environmentFor: (grants) => environmentFor({}, grants, this.adminKeySecret.secretArn),
+      bundling: lambdaBundling(sourceMaps),
+      logRetention,
+      removalPolicy,
+    });
+    new CfnOutput(this, 'RealtimeUrl', {
+      value: this.realtime.url,
+      description: 'WebSocket URL of the realtime API: connect with ?model=<model>',
+    });
+
     for (const def of ALL_TABLES) {
       new CfnOutput(this, `${pascal(def.id)}TableName`, { value: this.tableOf(def).tableName });
     }
@@ -334,7 +354,7 @@ export class GatewayStack extends Stack {
   }
 
   /** Adds one statement per resource and access, naming each table, index and bucket exactly. */
-  private grant(fn: lambda.IFunction, grants: GroupGrants): void {
+  grant(fn: lambda.IFunction, grants: GroupGrants): void {
     const allow = (actions: string[], resources: string[]) =>
       fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources }));
     for (const def of ALL_TABLES) {
@@ -383,7 +403,7 @@ export class GatewayStack extends Stack {
 }
 
 /** The shared environment plus what only some functions get: the admin key ARN, the secret prefix. */
-function environmentFor(
+export function environmentFor(
   shared: Record<string, string>,
   grants: GroupGrants,
   adminKeySecretArn: string,

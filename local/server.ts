@@ -12,6 +12,7 @@ import { FUNCTION_GROUPS, type FunctionGroupName, OPERATIONS } from '../function
 import { ALL_TABLES } from '../functions/store/tables';
 import { installAwsLambdaShim, LocalResponseStream } from './awslambda-shim';
 import { ensureTables, localTableName, startDynalite } from './dynamodb';
+import { startLocalRealtime } from './realtime';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 // Lambda's own limit for a function URL request; the gateway's smaller limit is enforced by the handlers.
@@ -85,8 +86,10 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   }
   const routes = compileRoutes(OPERATIONS);
   const inFlight = new Set<Promise<void>>();
+  const realtime = await startLocalRealtime(ROOT);
 
   const server = http.createServer({ noDelay: true, keepAliveTimeout: 65_000 }, (req, res) => {
+    if (realtime.serveManagementApi(req, res)) return;
     const job = serve(req, res, routes, handlers).catch((error: unknown) => {
       if (!res.headersSent) {
         res.writeHead(500, { 'content-type': 'application/json' });
@@ -101,6 +104,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     inFlight.add(job);
     void job.finally(() => inFlight.delete(job));
   });
+  server.on('upgrade', (req, socket, head) => realtime.upgrade(req, socket, head));
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? Number(env.PORT ?? 8787), options.host ?? '127.0.0.1', () =>
@@ -120,6 +124,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
         // Stop taking requests, let those in flight finish (their logs included), then stop the store.
         const stopped = new Promise<void>((r) => server.close(() => r()));
         server.closeIdleConnections();
+        await realtime.close();
         await Promise.race([
           Promise.allSettled([...inFlight]),
           new Promise((r) => setTimeout(r, 30_000).unref()),

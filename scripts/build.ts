@@ -5,11 +5,16 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { buildDashboard } from '../dashboard/build';
-import { FUNCTION_GROUPS, type FunctionGroupName } from '../functions/operations';
+import { FUNCTION_GROUPS, REALTIME_FUNCTIONS } from '../functions/operations';
 import { BUNDLE_FILE_NAME, BUNDLED_ASSETS, esbuildOptions } from '../lib/bundling';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
+
+// Function URL groups and the realtime functions alike: everything the stack deploys.
+const ENTRIES: Record<string, string> = Object.fromEntries(
+  Object.entries({ ...FUNCTION_GROUPS, ...REALTIME_FUNCTIONS }).map(([name, def]) => [name, def.entry]),
+);
 
 interface Row {
   group: string;
@@ -17,10 +22,12 @@ interface Row {
   kb: number;
 }
 
-async function bundle(group: FunctionGroupName): Promise<Row> {
+async function bundle(group: string): Promise<Row> {
   const outfile = join(dist, group, BUNDLE_FILE_NAME);
   await mkdir(dirname(outfile), { recursive: true });
-  const result = await build(esbuildOptions(join(root, FUNCTION_GROUPS[group].entry), outfile));
+  const entry = ENTRIES[group];
+  if (!entry) throw new Error(`no entry for ${group}`);
+  const result = await build(esbuildOptions(join(root, entry), outfile));
   const metafile = result.metafile;
   if (!metafile) throw new Error(`esbuild returned no metafile for ${group}`);
   await writeFile(join(dist, group, 'meta.json'), JSON.stringify(metafile));
@@ -29,7 +36,7 @@ async function bundle(group: FunctionGroupName): Promise<Row> {
     .filter(([path]) => path.endsWith('.mjs'))
     .reduce((sum, [, output]) => sum + output.bytes, 0);
   // Static files ship in the same deployment package, so they count towards its size.
-  const folder = BUNDLED_ASSETS[group];
+  const folder = (BUNDLED_ASSETS as Record<string, string | undefined>)[group];
   if (folder) {
     const files = await buildDashboard(join(dist, group, folder));
     bytes += files.reduce((sum, f) => sum + f.bytes, 0);
@@ -43,7 +50,7 @@ async function bundle(group: FunctionGroupName): Promise<Row> {
 }
 
 async function main(): Promise<void> {
-  const groups = Object.keys(FUNCTION_GROUPS) as FunctionGroupName[];
+  const groups = Object.keys(ENTRIES);
   const rows = await Promise.all(groups.map(bundle));
   const width = Math.max(...rows.map((r) => r.file.length), 'bundle'.length);
   console.log(`${'group'.padEnd(10)} ${'bundle'.padEnd(width)} ${'size (KB)'.padStart(10)}`);

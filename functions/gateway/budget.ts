@@ -56,11 +56,21 @@ export class BudgetLedger {
     period: string,
     cost: number | null,
   ): Promise<void> {
-    if (!cost || cost <= 0) return;
+    await this.chargeAndTotal(key, state, period, cost);
+  }
+
+  /** Charges like `charge`, and answers the period's new total (null when nothing was charged). */
+  async chargeAndTotal(
+    key: { id: string; slug: string; workspace: string; organisation_id: string },
+    state: VirtualKeyState,
+    period: string,
+    cost: number | null,
+  ): Promise<number | null> {
+    if (!cost || cost <= 0) return null;
     const total = await this.counters.addSpend(key.id, period, cost);
     const threshold = alertThresholdUsd(state);
     // ADDs on one item are serialised, so exactly one charge moves the total across the threshold.
-    if (threshold === null || total < threshold || total - cost >= threshold) return;
+    if (threshold === null || total < threshold || total - cost >= threshold) return total;
     const alert = {
       period,
       threshold_usd: threshold,
@@ -79,6 +89,7 @@ export class BudgetLedger {
         spentUsd: total,
       });
     }
+    return total;
   }
 }
 

@@ -7,6 +7,11 @@ export interface ModelPrice {
   output: number;
   /** Price of prompt tokens served from the provider's cache; `input` applies when absent. */
   cached_input?: number;
+  /**
+   * Audio token prices of models that hear and speak (realtime); the fields above are then text prices.
+   * Audio tokens of a model without them have no price, so the cost is null rather than guessed.
+   */
+  audio?: { input: number; output: number; cached_input?: number };
 }
 
 export interface ProviderPrices {
@@ -42,6 +47,43 @@ const OPENAI_MODELS: Record<string, ModelPrice> = {
   'gpt-4-turbo': { input: 10.0, output: 30.0 },
   'gpt-4': { input: 30.0, output: 60.0 },
   'gpt-3.5-turbo': { input: 0.5, output: 1.5 },
+  // Realtime models (developers.openai.com/api/docs/models/<model>, read 2026-11-20): text, then audio.
+  'gpt-realtime': {
+    input: 4.0,
+    cached_input: 0.4,
+    output: 16.0,
+    audio: { input: 32.0, cached_input: 0.4, output: 64.0 },
+  },
+  'gpt-realtime-1.5': {
+    input: 4.0,
+    cached_input: 0.4,
+    output: 16.0,
+    audio: { input: 32.0, cached_input: 0.4, output: 64.0 },
+  },
+  'gpt-realtime-2': {
+    input: 4.0,
+    cached_input: 0.4,
+    output: 24.0,
+    audio: { input: 32.0, cached_input: 0.4, output: 64.0 },
+  },
+  'gpt-realtime-mini': {
+    input: 0.6,
+    cached_input: 0.06,
+    output: 2.4,
+    audio: { input: 10.0, cached_input: 0.3, output: 20.0 },
+  },
+  'gpt-4o-realtime-preview': {
+    input: 5.0,
+    cached_input: 2.5,
+    output: 20.0,
+    audio: { input: 40.0, cached_input: 2.5, output: 80.0 },
+  },
+  'gpt-4o-mini-realtime-preview': {
+    input: 0.6,
+    cached_input: 0.3,
+    output: 2.4,
+    audio: { input: 10.0, cached_input: 0.3, output: 20.0 },
+  },
 };
 
 export const PRICES: Record<string, ProviderPrices> = {

@@ -30,11 +30,11 @@ export interface UpstreamResponse {
 }
 
 /** Link-local addresses include the instance metadata service: never a provider. */
-function forbiddenAddress(address: string): boolean {
+export function forbiddenAddress(address: string): boolean {
   return /^169\.254\./.test(address) || /^fe80:/i.test(address) || /^::ffff:169\.254\./i.test(address);
 }
 
-function guardedLookup(
+export function guardedLookup(
   hostname: string,
   options: object,
   callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,

@@ -77,6 +77,19 @@ export const TABLES = {
     ttlAttribute: 'expires_at',
     globalIndexes: [],
   },
+  /**
+   * Realtime sessions: one item per WebSocket connection (`pk` the API Gateway connection id, `sk`
+   * `SESSION`), written at `$connect` and kept up to date by the relay that owns the session. Items expire
+   * a while after API Gateway's two-hour connection limit, so nothing is left behind by a lost relay.
+   */
+  connections: {
+    id: 'connections',
+    envVar: 'TABLE_CONNECTIONS',
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+    ttlAttribute: 'expires_at',
+    globalIndexes: [],
+  },
 } as const satisfies Record<string, TableDefinition>;
 
 export type TableName = keyof typeof TABLES;

@@ -7,6 +7,7 @@ import {
   type FunctionGroupName,
   type Operation,
   operationsOf,
+  REALTIME_FUNCTIONS,
 } from '../../functions/operations';
 import { ALL_TABLES, type TableDefinition } from '../../functions/store/tables';
 import {
@@ -38,6 +39,8 @@ interface Statement {
 }
 
 const GROUPS = Object.keys(FUNCTION_GROUPS) as FunctionGroupName[];
+// The realtime API's functions (WebSocket routes and relay) come on top of the function URL groups.
+const FUNCTION_COUNT = GROUPS.length + Object.keys(REALTIME_FUNCTIONS).length;
 const tableDef = (id: string): TableDefinition => {
   const def = ALL_TABLES.find((t) => t.id === id);
   if (!def) throw new Error(`no table ${id}`);
@@ -98,7 +101,7 @@ describe('GatewayStack', () => {
 
   describe('functions', () => {
     it('creates one function per function group, with its memory, timeout and description', () => {
-      template.resourceCountIs('AWS::Lambda::Function', GROUPS.length);
+      template.resourceCountIs('AWS::Lambda::Function', FUNCTION_COUNT);
       for (const group of GROUPS) {
         const def = FUNCTION_GROUPS[group];
         expect(propertiesOf(stack.functions[group])).toMatchObject({
@@ -112,7 +115,7 @@ describe('GatewayStack', () => {
 
     it('runs every function on Node.js 22 and arm64', () => {
       const functions = template.findResources('AWS::Lambda::Function');
-      expect(Object.keys(functions)).toHaveLength(GROUPS.length);
+      expect(Object.keys(functions)).toHaveLength(FUNCTION_COUNT);
       for (const fn of Object.values(functions)) {
         expect(fn.Properties.Runtime).toBe('nodejs22.x');
         expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -132,7 +135,7 @@ describe('GatewayStack', () => {
     });
 
     it('gives every function a log group with the configured retention', () => {
-      template.resourceCountIs('AWS::Logs::LogGroup', GROUPS.length);
+      template.resourceCountIs('AWS::Logs::LogGroup', FUNCTION_COUNT);
       for (const group of GROUPS) {
         const loggingConfig = propertiesOf(stack.functions[group]).LoggingConfig as {
           LogGroup: { Ref: string };

@@ -1,0 +1,377 @@
+import type WebSocket from 'ws';
+import { type ClientConnections, ConnectionGoneError } from '../../store/client-connections';
+import type { ConnectionStore } from '../../store/connection-store';
+import type { LogStore } from '../../store/log-store';
+import { ChannelGoneError, type ClientMessage, type RealtimeChannel } from '../../store/realtime-channel';
+import type { BudgetLedger } from '../budget';
+import { asGatewayError } from '../errors';
+import { logger } from '../logger';
+import type { LogEntry } from '../usage-log';
+import type { UserUsage } from '../user-usage';
+import { CLOSE_CODES, errorEvent, MAX_MESSAGE_BYTES, splitForClient } from './protocol';
+import { type RelayJob, type SessionClose, SessionLog } from './session';
+import type { RealtimeUpstream } from './upstream-endpoint';
+import type { UpstreamListeners } from './upstream-socket';
+import { addRealtimeUsage, readRealtimeUsage, realtimeCost } from './usage';
+
+export interface RelayDeps {
+  channel: RealtimeChannel;
+  clients: ClientConnections;
+  connections: ConnectionStore;
+  logs: LogStore;
+  users: UserUsage;
+  ledger: BudgetLedger;
+  /** Opens the provider's socket with the listeners in place from its first event. */
+  openUpstream(
+    upstream: RealtimeUpstream,
+    timeoutMs: number,
+    listeners: UpstreamListeners,
+  ): Promise<WebSocket>;
+}
+
+export interface RelayOptions {
+  /** When the gateway ends the session itself (code 4000): before the invocation's own end. */
+  sessionLimitMs: number;
+  /** How often the session's log entry is rewritten while it runs. */
+  logIntervalMs: number;
+  connectTimeoutMs: number;
+  /** API Gateway answers 410 until `$connect` has returned: that long after it, 410 means "not yet". */
+  openingGraceMs: number;
+}
+
+/** Why and how a session ends. */
+interface Ending extends SessionClose {
+  /** The log entry's status. */
+  status: number;
+  /** The last event the client gets, saying why. */
+  event?: string;
+  error?: LogEntry['error'];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const settleWithin = (work: Promise<unknown>, ms: number) =>
+  Promise.race([work.catch(() => undefined), sleep(ms)]);
+
+function parseEvent(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Owns one realtime session for its whole life: the provider's socket, the client's messages from the
+ * channel, the client's events through `@connections`, the log entry, and the budget charged per response.
+ */
+export class SessionRelay {
+  private readonly log: SessionLog;
+  private upstream?: WebSocket;
+  private ending?: Ending;
+  private readonly stop = new AbortController();
+  private clientGone = false;
+  private costUnknown = false;
+  // Posts go out one at a time, in the order the provider sent them; charges and log writes likewise.
+  private outbound: Promise<void> = Promise.resolve();
+  private charges: Promise<void> = Promise.resolve();
+  private logWrites: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly job: RelayJob,
+    private readonly deps: RelayDeps,
+    private readonly options: RelayOptions,
+  ) {
+    this.log = new SessionLog(job.log, job.connectedAt);
+  }
+
+  async run(): Promise<void> {
+    const { connectionId } = this.job;
+    await this.deps.connections
+      .heartbeat(connectionId)
+      .catch((error: unknown) => this.warn('heartbeat failed', error));
+    const openedAt = performance.now();
+    try {
+      this.upstream = await this.deps.openUpstream(this.job.upstream, this.options.connectTimeoutMs, {
+        message: (data, isBinary) => this.fromUpstream(data, isBinary),
+        close: (code, reason) => this.upstreamClosed(code, reason.toString()),
+        // A failing socket also emits `close`, which ends the session; this keeps the error from throwing.
+        error: (error) => this.warn('upstream socket error', error),
+      });
+    } catch (error) {
+      const failure = asGatewayError(error);
+      this.log.upstreamLatencyMs = Math.round(performance.now() - openedAt);
+      this.end({
+        code: CLOSE_CODES.upstreamError,
+        reason: 'upstream_unreachable',
+        initiator: 'upstream',
+        status: failure.status >= 400 ? failure.status : 502,
+        event: errorEvent(failure.type, failure.code ?? 'upstream_unreachable', failure.message),
+        error: { message: failure.message, type: failure.type, code: failure.code, origin: failure.origin },
+      });
+      await this.finish();
+      return;
+    }
+    this.log.upstreamLatencyMs = Math.round(performance.now() - openedAt);
+
+    const limit = setTimeout(
+      () => this.end(sessionLimit(this.options.sessionLimitMs)),
+      this.options.sessionLimitMs,
+    );
+    const flush = setInterval(() => this.writeLog(), this.options.logIntervalMs);
+    try {
+      await this.pumpClient();
+    } finally {
+      clearTimeout(limit);
+      clearInterval(flush);
+    }
+    await this.finish();
+  }
+
+  /** Client messages to the provider, in order, until the session ends. */
+  private async pumpClient(): Promise<void> {
+    const { connectionId } = this.job;
+    while (!this.ending) {
+      let messages: ClientMessage[];
+      try {
+        messages = await this.deps.channel.receive(connectionId, this.stop.signal);
+      } catch (error) {
+        if (error instanceof ChannelGoneError) {
+          this.clientGone = true;
+          this.end({ code: CLOSE_CODES.normal, reason: 'client_closed', initiator: 'client', status: 200 });
+          return;
+        }
+        this.warn('reading client messages failed', error);
+        await sleep(250);
+        continue;
+      }
+      for (const message of messages) {
+        if (this.ending) return;
+        if (message.kind === 'disconnect') {
+          this.clientGone = true;
+          this.end({ code: CLOSE_CODES.normal, reason: 'client_closed', initiator: 'client', status: 200 });
+          return;
+        }
+        this.toUpstream(message);
+      }
+    }
+  }
+
+  private toUpstream(message: Exclude<ClientMessage, { kind: 'disconnect' }>): void {
+    this.log.clientEvents++;
+    if (message.kind === 'binary') {
+      this.upstream?.send(Buffer.from(message.data, 'base64'), { binary: true });
+      return;
+    }
+    const event = parseEvent(message.data);
+    // The log keeps the session's configuration: the last one the client asked for.
+    if (event?.type === 'session.update' && event.session !== undefined) this.log.session = event.session;
+    this.upstream?.send(message.data, { binary: false });
+  }
+
+  private fromUpstream(data: WebSocket.RawData, isBinary: boolean): void {
+    if (this.ending) return;
+    this.log.upstreamEvents++;
+    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    if (isBinary) {
+      this.deliver(bytes.byteLength <= MAX_MESSAGE_BYTES ? [bytes] : undefined, bytes.byteLength);
+      return;
+    }
+    const text = bytes.toString('utf8');
+    this.deliver(splitForClient(text), bytes.byteLength);
+    const event = parseEvent(text);
+    if (!event) return;
+    if (event.type === 'session.created' || event.type === 'session.updated') {
+      const model = (event.session as { model?: unknown } | undefined)?.model;
+      if (typeof model === 'string' && model) this.log.model = model;
+    }
+    if (event.type === 'response.done') this.account(event);
+  }
+
+  /** Queues messages for the client, behind every message before them. */
+  private deliver(pieces: Array<string | Buffer> | undefined, size: number): void {
+    this.outbound = this.outbound.then(async () => {
+      if (!pieces) {
+        await this.post(
+          errorEvent(
+            'invalid_request_error',
+            'event_too_large',
+            `A provider event of ${size} bytes was dropped: API Gateway delivers WebSocket messages of at most ${MAX_MESSAGE_BYTES} bytes.`,
+          ),
+        );
+        return;
+      }
+      for (const piece of pieces) await this.post(piece);
+    });
+  }
+
+  private async post(data: string | Buffer): Promise<void> {
+    if (this.clientGone) return;
+    const { endpoint, connectionId, connectedAt } = this.job;
+    for (;;) {
+      try {
+        await this.deps.clients.post(endpoint, connectionId, data);
+        return;
+      } catch (error) {
+        if (error instanceof ConnectionGoneError) {
+          // Until `$connect` has returned, API Gateway does not know the connection yet.
+          if (Date.now() - connectedAt < this.options.openingGraceMs) {
+            await sleep(25);
+            continue;
+          }
+          this.clientGone = true;
+          this.end({ code: CLOSE_CODES.normal, reason: 'client_gone', initiator: 'client', status: 200 });
+          return;
+        }
+        this.warn('posting to the client failed', error);
+        this.end({
+          code: CLOSE_CODES.upstreamError,
+          reason: 'client_delivery_failed',
+          initiator: 'gateway',
+          status: 502,
+          error: {
+            message: 'Events could not be delivered to the client.',
+            type: 'api_error',
+            code: 'client_delivery_failed',
+            origin: 'gateway',
+          },
+        });
+        return;
+      }
+    }
+  }
+
+  /** Adds a response's usage and cost, and charges the virtual key; ends the session once it is spent. */
+  private account(event: Record<string, unknown>): void {
+    const usage = readRealtimeUsage((event.response as { usage?: unknown } | undefined)?.usage);
+    if (!usage) return;
+    this.log.responses++;
+    this.log.usage = addRealtimeUsage(this.log.usage, usage);
+    const cost = realtimeCost(this.job.provider, this.log.model, usage);
+    if (cost === null) this.costUnknown = true;
+    this.log.cost = this.costUnknown ? null : Math.round(((this.log.cost ?? 0) + (cost ?? 0)) * 1e12) / 1e12;
+    const charge = this.job.charge;
+    if (!charge || cost === null || cost <= 0) return;
+    this.charges = this.charges.then(async () => {
+      try {
+        const total = await this.deps.ledger.chargeAndTotal(charge.key, charge.state, charge.period, cost);
+        const limit = charge.state.budget_limit;
+        if (total !== null && limit !== null && total >= limit)
+          this.end(budgetExhausted(charge.key.slug, limit));
+      } catch (error) {
+        this.warn('charging the virtual key failed', error);
+      }
+    });
+  }
+
+  private upstreamClosed(code: number, reason: string): void {
+    if (this.ending) return;
+    if (code === CLOSE_CODES.normal) {
+      this.end({ code: CLOSE_CODES.normal, reason: 'upstream_closed', initiator: 'upstream', status: 200 });
+      return;
+    }
+    const message = `The provider closed the realtime connection (code ${code}${reason ? `: ${reason}` : ''}).`;
+    this.end({
+      code: CLOSE_CODES.upstreamError,
+      reason: 'upstream_closed',
+      initiator: 'upstream',
+      status: 502,
+      event: errorEvent('server_error', 'upstream_closed', message),
+      error: { message, type: 'server_error', code: 'upstream_closed', origin: 'provider' },
+    });
+  }
+
+  /** The first reason to end wins; the pump stops waiting for client messages at once. */
+  private end(ending: Ending): void {
+    if (this.ending) return;
+    this.ending = ending;
+    this.stop.abort();
+  }
+
+  /** Delivers what is in flight, says why, closes both sides, and writes the final log entry. */
+  private async finish(): Promise<void> {
+    const ending = this.ending as Ending;
+    const { endpoint, connectionId } = this.job;
+    await settleWithin(this.charges, 5_000);
+    await settleWithin(this.outbound, 5_000);
+    if (!this.clientGone) {
+      if (ending.event) await settleWithin(this.post(ending.event), 5_000);
+      await this.deps.clients
+        .close(endpoint, connectionId, ending.code, ending.reason)
+        .catch((error: unknown) => this.warn('closing the client failed', error));
+    }
+    const upstream = this.upstream;
+    if (upstream && upstream.readyState === upstream.OPEN)
+      upstream.close(CLOSE_CODES.normal, 'session ended');
+
+    this.log.close = { code: ending.code, reason: ending.reason, initiator: ending.initiator };
+    this.log.status = ending.status;
+    this.log.error = ending.error ?? null;
+    const entry = this.writeLog(true);
+    await Promise.all([
+      this.deps.channel
+        .remove(connectionId)
+        .catch((error: unknown) => this.warn('removing the channel failed', error)),
+      this.deps.connections
+        .close(connectionId, ending.code, ending.reason)
+        .catch((error: unknown) => this.warn('closing the connection record failed', error)),
+      this.logWrites,
+      this.deps.users.record(entry).catch((error: unknown) => this.warn('user usage update failed', error)),
+    ]);
+  }
+
+  /** Rewrites the session's log entry (one entry, same id), after any write before it. */
+  private writeLog(final = false): LogEntry {
+    const entry = this.log.entry();
+    this.logWrites = this.logWrites.then(async () => {
+      try {
+        await this.deps.logs.put(entry);
+        if (!final) await this.deps.connections.heartbeat(this.job.connectionId);
+      } catch (error) {
+        this.warn(final ? 'usage log write failed' : 'usage log update failed', error);
+      }
+    });
+    return entry;
+  }
+
+  private warn(message: string, error: unknown): void {
+    logger.warn(message, {
+      connectionId: this.job.connectionId,
+      logId: this.job.log.id,
+      error: (error as Error)?.message,
+    });
+  }
+}
+
+function sessionLimit(ms: number): Ending {
+  const minutes = Math.round((ms / 60_000) * 10) / 10;
+  return {
+    code: CLOSE_CODES.sessionLimit,
+    reason: 'session_limit_reached',
+    initiator: 'gateway',
+    status: 200,
+    event: errorEvent(
+      'invalid_request_error',
+      'session_limit_reached',
+      `The gateway ends realtime sessions after ${minutes} minutes. Reconnect to go on, and send session.update again.`,
+    ),
+  };
+}
+
+function budgetExhausted(slug: string, limit: number): Ending {
+  const message = `The budget of virtual key "${slug}" is exhausted (limit ${limit} USD); the session is closed. Raise budget_limit to reopen it.`;
+  return {
+    code: CLOSE_CODES.budgetExhausted,
+    reason: 'budget_exceeded',
+    initiator: 'gateway',
+    status: 412,
+    event: errorEvent('budget_exceeded', 'budget_exhausted', message),
+    error: { message, type: 'budget_exceeded', code: 'budget_exhausted', origin: 'gateway' },
+  };
+}
+
+export function relaySession(job: RelayJob, deps: RelayDeps, options: RelayOptions): Promise<void> {
+  return new SessionRelay(job, deps, options).run();
+}

@@ -1,0 +1,315 @@
+import type { APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
+import { ulid } from 'ulid';
+import { Authenticator } from '../../control/authenticator';
+import { hasScope, type Principal } from '../../control/principal';
+import { parseMetadata } from '../../middleware/usage-log';
+import { ConnectionStore } from '../../store/connection-store';
+import { LogStore } from '../../store/log-store';
+import { ChannelGoneError, type RealtimeChannel, realtimeChannel } from '../../store/realtime-channel';
+import { type RelayLauncher, relayLauncher } from '../../store/relay-launcher';
+import { asGatewayError, badRequest, forbidden, GatewayError, unauthorized } from '../errors';
+import { logger } from '../logger';
+import { buildPlan, type PlanTarget } from '../plan';
+import { Router } from '../router';
+import { type ResolvedTarget, readConfig, resolveTarget, routeOverrides, splitModel } from '../target';
+import type { LogEntry } from '../usage-log';
+import { exceedsMessageLimit, keyInQuery, MAX_MESSAGE_BYTES, withSubprotocolHeaders } from './protocol';
+import type { RelayJob } from './session';
+import { realtimeUpstream } from './upstream-endpoint';
+
+/** API Gateway's WebSocket event; `$connect` also carries the upgrade request's headers and query. */
+export type SocketEvent = APIGatewayProxyWebsocketEventV2 & {
+  headers?: Record<string, string | undefined>;
+  queryStringParameters?: Record<string, string | undefined> | null;
+};
+
+export interface SocketResult {
+  statusCode: number;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+const TRACE_ID = /^[\w.:/-]{1,128}$/;
+// A relay that has not beaten for this long is gone (its heartbeat comes with every log flush).
+const STALE_RELAY_MS = 90_000;
+
+export interface SocketDeps {
+  authenticator: Authenticator;
+  logs: LogStore;
+  connections: ConnectionStore;
+  channel: () => RealtimeChannel;
+  launcher: () => RelayLauncher;
+}
+
+const lowerCased = (headers: Record<string, string | undefined> | undefined) => {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) if (v !== undefined) out[k.toLowerCase()] = v;
+  return out;
+};
+
+function refusal(error: GatewayError, replyHeaders: Record<string, string>): SocketResult {
+  return {
+    statusCode: error.status,
+    headers: {
+      'content-type': 'application/json',
+      'x-gateway-error-origin': error.origin,
+      ...error.headers,
+      ...replyHeaders,
+    },
+    body: JSON.stringify(error.toBody()),
+  };
+}
+
+/** Where the relay reaches the client: the stack's stage URL on AWS, else the event's own domain. */
+function managementEndpoint(event: SocketEvent): string {
+  const configured = process.env.GATEWAY_REALTIME_MANAGEMENT_URL;
+  if (configured) return configured;
+  const { domainName, stage } = event.requestContext;
+  const scheme = process.env.GATEWAY_LOCAL === '1' ? 'http' : 'https';
+  return `${scheme}://${domainName}${stage && stage !== '$default' ? `/${stage}` : ''}`;
+}
+
+/** `$connect`, `$default` and `$disconnect` of `/v1/realtime`; the session itself is the relay's. */
+export class RealtimeSocketRoutes {
+  private readonly deps: SocketDeps;
+
+  constructor(deps: Partial<SocketDeps> = {}) {
+    this.deps = {
+      authenticator: deps.authenticator ?? new Authenticator(),
+      logs: deps.logs ?? new LogStore(),
+      connections: deps.connections ?? new ConnectionStore(),
+      channel: deps.channel ?? realtimeChannel,
+      launcher: deps.launcher ?? relayLauncher,
+    };
+  }
+
+  async handle(event: SocketEvent): Promise<SocketResult> {
+    switch (event.requestContext.routeKey) {
+      case '$connect':
+        return this.connect(event);
+      case '$disconnect':
+        return this.disconnect(event);
+      default:
+        return this.message(event);
+    }
+  }
+
+  /**
+   * Authenticates, authorizes and routes exactly as an HTTP model call does, and refuses with the HTTP
+   * status before the upgrade. Once admitted: the channel, the connection record and the log entry exist,
+   * and the relay has been started.
+   */
+  async connect(event: SocketEvent): Promise<SocketResult> {
+    const connectionId = event.requestContext.connectionId;
+    const startedAt = Date.now();
+    const logId = ulid();
+    const { headers, selected } = withSubprotocolHeaders(lowerCased(event.headers));
+    const query = Object.fromEntries(
+      Object.entries(event.queryStringParameters ?? {}).filter(
+        (e): e is [string, string] => e[1] !== undefined,
+      ),
+    );
+    const given = headers['x-gateway-trace-id'];
+    const traceId = given && TRACE_ID.test(given) ? given : crypto.randomUUID();
+    const replyHeaders = { 'x-gateway-request-id': logId, 'x-gateway-trace-id': traceId };
+
+    let principal: Principal;
+    try {
+      if (!Authenticator.presentedKey(headers) && keyInQuery(query)) {
+        throw unauthorized(
+          'Keys in the URL are not accepted (URLs end up in access logs): send x-gateway-api-key, or the subprotocol gateway-key.<key>.',
+        );
+      }
+      principal = await this.deps.authenticator.authenticate(headers, { requestId: logId });
+    } catch (error) {
+      return refusal(asGatewayError(error), replyHeaders);
+    }
+
+    // From here on the caller is known, so a refusal is logged like any refused model call.
+    const entry: LogEntry = {
+      id: logId,
+      trace_id: traceId,
+      timestamp: new Date(startedAt).toISOString(),
+      organisation_id: principal.organisationId,
+      workspace: principal.workspace,
+      auth: {
+        type: principal.type,
+        ...(principal.keyId ? { key_id: principal.keyId } : {}),
+        ...(principal.subject ? { subject: principal.subject } : {}),
+      },
+      user: null,
+      metadata: {},
+      operation: 'realtime',
+      provider: null,
+      model: query.model ?? null,
+      virtual_key: null,
+      status: 101,
+      stream: true,
+      latency_ms: 0,
+      upstream_latency_ms: null,
+      first_chunk_ms: null,
+      usage: null,
+      cost: null,
+      request: { model: query.model ?? null, session: null },
+      response: null,
+      error: null,
+      attempts: [],
+    };
+
+    let router: Router<ResolvedTarget, { status: number }> | undefined;
+    try {
+      entry.metadata = parseMetadata(headers['x-gateway-metadata']);
+      entry.user = entry.metadata._user ?? null;
+      if (!hasScope(principal, 'completions.write')) {
+        throw forbidden('This key lacks the scope "completions.write" needed for realtime.');
+      }
+      if (!query.model?.trim()) {
+        throw badRequest(
+          'model is required: /v1/realtime?model=<model>.',
+          'model',
+          'missing_required_parameter',
+        );
+      }
+      const { model, slug } = splitModel(query.model.trim());
+      entry.model = model;
+      const plan = buildPlan(await readConfig(headers, principal), routeOverrides(headers, slug));
+      // A session has one upstream: targets refused for budget or rate limit make way for the next, as
+      // on HTTP, and the first admitted target serves the whole session.
+      const prepare = async (planned: PlanTarget) => {
+        entry.virtual_key = planned.virtualKey?.value ?? null;
+        const target = await resolveTarget(planned, headers, principal);
+        entry.provider = target.provider.name;
+        entry.virtual_key = target.virtualKeySlug;
+        return target;
+      };
+      router = new Router(prepare, async () => ({ status: 101 }), new AbortController().signal);
+      const served = await router.run(plan);
+      entry.attempts = router.attempts;
+      const target = served.prepared;
+      const upstream = realtimeUpstream({ ...target, providerName: target.provider.name }, model, headers);
+      const vk = target.virtualKey;
+      const job: RelayJob = {
+        connectionId,
+        endpoint: managementEndpoint(event),
+        connectedAt: startedAt,
+        provider: target.provider.name,
+        model,
+        upstream,
+        charge: vk
+          ? {
+              key: {
+                id: vk.record.id,
+                slug: vk.record.slug,
+                workspace: vk.record.workspace,
+                organisation_id: vk.record.organisation_id,
+              },
+              state: vk.state,
+              period: vk.period,
+            }
+          : null,
+        log: entry,
+      };
+      await this.admit(job);
+      return {
+        statusCode: 200,
+        headers: { ...(selected ? { 'sec-websocket-protocol': selected } : {}), ...replyHeaders },
+      };
+    } catch (error) {
+      const failure = asGatewayError(error);
+      if (!(error instanceof GatewayError)) {
+        logger.error('realtime connect failed', { connectionId, error: (error as Error).message });
+      }
+      if (router) entry.attempts = router.attempts;
+      entry.status = failure.status;
+      entry.latency_ms = Date.now() - startedAt;
+      entry.error = {
+        message: failure.message,
+        type: failure.type,
+        code: failure.code,
+        origin: failure.origin,
+      };
+      await this.deps.logs
+        .put(entry)
+        .catch((e: unknown) =>
+          logger.error('usage log write failed', { id: logId, error: (e as Error).message }),
+        );
+      return refusal(failure, replyHeaders);
+    }
+  }
+
+  /** Channel, record and first log entry, then the relay; undone if the relay cannot be started. */
+  private async admit(job: RelayJob): Promise<void> {
+    const channel = this.deps.channel();
+    const { connectionId } = job;
+    await channel.create(connectionId);
+    try {
+      await Promise.all([
+        this.deps.connections.put({
+          connection_id: connectionId,
+          log_id: job.log.id,
+          organisation_id: job.log.organisation_id,
+          workspace: job.log.workspace,
+          provider: job.provider,
+          model: job.model,
+          virtual_key: job.log.virtual_key,
+          status: 'connecting',
+          created_at: new Date(job.connectedAt).toISOString(),
+          heartbeat_at: null,
+          closed_at: null,
+          close_code: null,
+          close_reason: null,
+        }),
+        this.deps.logs.put(job.log),
+      ]);
+      await this.deps.launcher().launch(job);
+    } catch (error) {
+      await channel.remove(connectionId).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** `$default`: one client message onto the session's channel, in arrival order. */
+  async message(event: SocketEvent): Promise<SocketResult> {
+    const { connectionId, messageId, requestId } = event.requestContext;
+    const body = event.body ?? '';
+    // API Gateway refuses larger messages itself (close 1009); this guards any other caller.
+    if (exceedsMessageLimit(event.isBase64Encoded ? Buffer.from(body, 'base64') : body, MAX_MESSAGE_BYTES)) {
+      return { statusCode: 413 };
+    }
+    try {
+      await this.deps
+        .channel()
+        .send(
+          connectionId,
+          event.isBase64Encoded ? { kind: 'binary', data: body } : { kind: 'text', data: body },
+          messageId ?? requestId,
+        );
+    } catch (error) {
+      // The session has ended and its channel with it; the client is being disconnected.
+      if (error instanceof ChannelGoneError) return { statusCode: 410 };
+      throw error;
+    }
+    return { statusCode: 200 };
+  }
+
+  /** `$disconnect`: tells the relay, or cleans up after one that is no longer there. */
+  async disconnect(event: SocketEvent): Promise<SocketResult> {
+    const { connectionId, requestId } = event.requestContext;
+    const channel = this.deps.channel();
+    try {
+      await channel.send(connectionId, { kind: 'disconnect' }, `disconnect-${requestId}`);
+    } catch (error) {
+      if (!(error instanceof ChannelGoneError)) throw error;
+      return { statusCode: 200 };
+    }
+    const record = await this.deps.connections.get(connectionId);
+    const beat = record?.heartbeat_at
+      ? Date.parse(record.heartbeat_at)
+      : Date.parse(record?.created_at ?? '');
+    if (!record || record.status === 'closed' || !(Date.now() - beat < STALE_RELAY_MS)) {
+      await channel.remove(connectionId);
+      await this.deps.connections.close(connectionId, 1000, 'client_closed');
+    }
+    return { statusCode: 200 };
+  }
+}

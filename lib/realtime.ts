@@ -1,0 +1,155 @@
+// The realtime API on AWS: an API Gateway WebSocket API whose `$connect`, `$default` and `$disconnect`
+// routes invoke one small function, and a relay function, invoked asynchronously per session, that owns
+// the provider's socket. Client messages reach the relay through one SQS FIFO queue per connection; the
+// relay answers through the stage's `@connections` management API.
+import { join } from 'node:path';
+import {
+  ArnFormat,
+  aws_apigatewayv2 as apigwv2,
+  Duration,
+  aws_iam as iam,
+  aws_lambda as lambda,
+  aws_logs as logs,
+  aws_lambda_nodejs as nodejs,
+  type RemovalPolicy,
+  Stack,
+} from 'aws-cdk-lib';
+import { WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { Construct } from 'constructs';
+import { type FunctionGroup, REALTIME_FUNCTIONS } from '../functions/operations';
+import type { GroupGrants } from './gateway-stack';
+
+/** The stage name is the last path segment of the WebSocket URL, like `/v1` of the HTTP base URL. */
+export const REALTIME_STAGE = 'v1';
+
+export interface RealtimeApiProps {
+  repoRoot: string;
+  /** The environment every function gets (table names, bucket, settings). */
+  environment: Record<string, string>;
+  /** What `$connect` needs as a model operation (grantsFor of the realtime operation). */
+  socketGrants: GroupGrants;
+  /** Adds the statements of `grants` to a function's role (tables, bucket, secrets). */
+  grantData(fn: lambda.IFunction, grants: GroupGrants): void;
+  /** The environment a function needs for its grants (secret prefix). */
+  environmentFor(grants: GroupGrants): Record<string, string>;
+  bundling: nodejs.BundlingOptions;
+  logRetention: logs.RetentionDays;
+  removalPolicy: RemovalPolicy;
+}
+
+const SQS_SOCKET_ACTIONS = ['sqs:CreateQueue', 'sqs:SendMessage', 'sqs:DeleteQueue'];
+const SQS_RELAY_ACTIONS = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:DeleteQueue'];
+
+export class RealtimeApi extends Construct {
+  readonly api: apigwv2.WebSocketApi;
+  readonly stage: apigwv2.WebSocketStage;
+  readonly socketFunction: nodejs.NodejsFunction;
+  readonly relayFunction: nodejs.NodejsFunction;
+  /** Every per-connection queue's name starts with this, so IAM names exactly those queues. */
+  readonly queuePrefix: string;
+
+  constructor(scope: Construct, id: string, props: RealtimeApiProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    this.queuePrefix = `${stack.stackName.replace(/[^A-Za-z0-9_-]/g, '').slice(0, 30)}-rt-`;
+    const queueArns = stack.formatArn({
+      service: 'sqs',
+      resource: `${this.queuePrefix}*`,
+      arnFormat: ArnFormat.NO_RESOURCE_NAME,
+    });
+
+    // The socket routes authenticate and route like an HTTP model call; the relay only logs and charges.
+    const socketGrants: GroupGrants = {
+      ...props.socketGrants,
+      tables: { ...props.socketGrants.tables, connections: { read: true, write: true } },
+      // Realtime providers are reached over WebSocket, never through Bedrock.
+      bedrockInvoke: false,
+    };
+    const relayGrants: GroupGrants = {
+      tables: {
+        control: { read: false, write: false },
+        logs: { read: false, write: true },
+        counters: { read: true, write: true },
+        audit: { read: false, write: false },
+        connections: { read: true, write: true },
+      },
+      blobBucket: { read: false, write: true },
+      adminKeySecret: { read: false },
+      virtualKeySecrets: { read: false, write: false },
+      bedrockInvoke: false,
+    };
+
+    const realtimeEnv = {
+      GATEWAY_REALTIME_QUEUE_URL_BASE: `https://sqs.${stack.region}.${stack.urlSuffix}/${stack.account}/`,
+      GATEWAY_REALTIME_QUEUE_PREFIX: this.queuePrefix,
+    };
+    this.relayFunction = this.createFunction('RealtimeRelay', REALTIME_FUNCTIONS.realtimeRelay, props, {
+      ...props.environment,
+      ...props.environmentFor(relayGrants),
+      ...realtimeEnv,
+    });
+    this.socketFunction = this.createFunction('RealtimeSocket', REALTIME_FUNCTIONS.realtimeSocket, props, {
+      ...props.environment,
+      ...props.environmentFor(socketGrants),
+      ...realtimeEnv,
+      GATEWAY_REALTIME_RELAY_FUNCTION: this.relayFunction.functionName,
+    });
+
+    const integration = (name: string) => new WebSocketLambdaIntegration(name, this.socketFunction);
+    this.api = new apigwv2.WebSocketApi(this, 'Api', {
+      description: 'LLM gateway realtime API (/v1/realtime)',
+      connectRouteOptions: { integration: integration('ConnectIntegration') },
+      defaultRouteOptions: { integration: integration('DefaultIntegration') },
+      disconnectRouteOptions: { integration: integration('DisconnectIntegration') },
+    });
+    this.stage = new apigwv2.WebSocketStage(this, 'Stage', {
+      webSocketApi: this.api,
+      stageName: REALTIME_STAGE,
+      autoDeploy: true,
+    });
+    this.relayFunction.addEnvironment('GATEWAY_REALTIME_MANAGEMENT_URL', this.stage.callbackUrl);
+    this.socketFunction.addEnvironment('GATEWAY_REALTIME_MANAGEMENT_URL', this.stage.callbackUrl);
+
+    props.grantData(this.socketFunction, socketGrants);
+    props.grantData(this.relayFunction, relayGrants);
+    this.socketFunction.addToRolePolicy(
+      new iam.PolicyStatement({ actions: SQS_SOCKET_ACTIONS, resources: [queueArns] }),
+    );
+    this.relayFunction.addToRolePolicy(
+      new iam.PolicyStatement({ actions: SQS_RELAY_ACTIONS, resources: [queueArns] }),
+    );
+    this.relayFunction.grantInvoke(this.socketFunction);
+    // execute-api:ManageConnections on this stage's @connections only (post, delete, get).
+    this.stage.grantManagementApiAccess(this.relayFunction);
+  }
+
+  /** The URL clients connect to: `wss://<api>.execute-api.<region>.amazonaws.com/v1`. */
+  get url(): string {
+    return this.stage.url;
+  }
+
+  private createFunction(
+    id: string,
+    def: FunctionGroup,
+    props: RealtimeApiProps,
+    environment: Record<string, string>,
+  ): nodejs.NodejsFunction {
+    return new nodejs.NodejsFunction(this, `${id}Function`, {
+      entry: join(props.repoRoot, def.entry),
+      handler: 'handler',
+      projectRoot: props.repoRoot,
+      depsLockFilePath: join(props.repoRoot, 'package-lock.json'),
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: def.memoryMb,
+      timeout: Duration.seconds(def.timeoutSeconds),
+      description: def.description,
+      bundling: props.bundling,
+      environment,
+      logGroup: new logs.LogGroup(this, `${id}FunctionLogs`, {
+        retention: props.logRetention,
+        removalPolicy: props.removalPolicy,
+      }),
+    });
+  }
+}

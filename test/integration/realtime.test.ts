@@ -1,0 +1,374 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { sleep } from '../support/fake-openai';
+import { type FakeRealtime, startFakeRealtime } from '../support/fake-realtime';
+import { ADMIN_KEY, startTestGateway, type TestGateway } from '../support/gateway';
+
+// gpt-realtime: 100 text + 1000 audio in, 100 text + 200 audio out =
+// (100 * 4 + 1000 * 32 + 100 * 16 + 200 * 64) / 1e6 USD.
+const RESPONSE_COST = 0.0468;
+
+let gw: TestGateway;
+let fake: FakeRealtime;
+
+beforeAll(async () => {
+  [gw, fake] = await Promise.all([startTestGateway(), startFakeRealtime()]);
+});
+afterAll(async () => {
+  await Promise.all([gw.stop(), fake.close()]);
+});
+beforeEach(() => fake.reset());
+
+type Event = Record<string, unknown> & { type: string };
+
+interface Session {
+  ws: WebSocket;
+  requestId: string;
+  events: Event[];
+  /** Resolves with the first event of `type` (already received or still to come). */
+  next(type: string): Promise<Event>;
+  send(event: Record<string, unknown>): void;
+  closed: Promise<{ code: number; reason: string }>;
+}
+
+interface Refused {
+  status: number;
+  body: { error: { message: string; type: string; code: string | null } };
+}
+
+function open(
+  options: { query?: string; headers?: Record<string, string>; protocols?: string[] } = {},
+): Promise<Session> {
+  const headers = options.headers ?? {
+    'x-gateway-api-key': ADMIN_KEY,
+    'x-gateway-provider': 'openai',
+    'x-gateway-custom-host': fake.url,
+    authorization: 'Bearer sk-upstream',
+  };
+  const ws = new WebSocket(
+    `ws://127.0.0.1:${gw.port}/v1/realtime?${options.query ?? 'model=gpt-realtime'}`,
+    options.protocols ?? [],
+    { headers },
+  );
+  const events: Event[] = [];
+  const waiters: Array<{ type: string; resolve: (e: Event) => void }> = [];
+  let requestId = '';
+  ws.on('upgrade', (res) => {
+    requestId = String(res.headers['x-gateway-request-id'] ?? '');
+  });
+  ws.on('message', (data) => {
+    const event = JSON.parse(data.toString()) as Event;
+    events.push(event);
+    for (const w of waiters.filter((w) => w.type === event.type)) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve(event);
+    }
+  });
+  const closed = new Promise<{ code: number; reason: string }>((r) =>
+    ws.once('close', (code, reason) => r({ code, reason: reason.toString() })),
+  );
+  return new Promise((resolve, reject) => {
+    ws.once('open', () =>
+      resolve({
+        ws,
+        requestId,
+        events,
+        closed,
+        send: (event) => ws.send(JSON.stringify(event)),
+        next: (type) => {
+          const seen = events.find((e) => e.type === type);
+          if (seen) return Promise.resolve(seen);
+          return new Promise((r) => waiters.push({ type, resolve: r }));
+        },
+      }),
+    );
+    ws.once('unexpected-response', (_req, res) => {
+      let text = '';
+      res.on('data', (c) => {
+        text += c;
+      });
+      res.on('end', () => reject({ status: res.statusCode ?? 0, body: JSON.parse(text) } satisfies Refused));
+    });
+    ws.once('error', () => undefined);
+  });
+}
+
+const refusal = (promise: Promise<Session>) =>
+  promise.then(
+    () => {
+      throw new Error('the connection was accepted');
+    },
+    (e: Refused) => e,
+  );
+
+/** The session's log entry once the relay has written its final version. */
+async function finalLog(id: string) {
+  for (let i = 0; i < 200; i++) {
+    const res = await gw.api('GET', `/logs/${id}`);
+    if (res.status === 200 && res.body.response?.close) return res.body;
+    await sleep(25);
+  }
+  throw new Error(`no final log entry ${id}`);
+}
+
+async function createKey(slug: string, body: Record<string, unknown> = {}) {
+  const res = await gw.api('POST', '/virtual-keys', {
+    name: slug,
+    slug,
+    provider: 'openai',
+    key: `sk-${slug}`,
+    custom_host: fake.url,
+    ...body,
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+}
+
+describe('realtime relay', () => {
+  it('relays a session both ways in order, and logs its usage, cost and configuration', async () => {
+    const s = await open({
+      headers: {
+        'x-gateway-api-key': ADMIN_KEY,
+        'x-gateway-provider': 'openai',
+        'x-gateway-custom-host': fake.url,
+        authorization: 'Bearer sk-upstream',
+        'x-gateway-metadata': JSON.stringify({ _user: 'alice', team: 'voice' }),
+      },
+    });
+    expect(s.requestId).toMatch(/^[0-9A-Z]{26}$/);
+    await s.next('session.created');
+    const upstream = fake.sessions[0];
+    expect(upstream?.url).toBe('/v1/realtime?model=gpt-realtime');
+    expect(upstream?.headers.authorization).toBe('Bearer sk-upstream');
+    expect(upstream?.headers['x-gateway-api-key']).toBeUndefined();
+
+    const session = { instructions: 'Be brief.', voice: 'alloy', modalities: ['text', 'audio'] };
+    s.send({ type: 'session.update', session });
+    expect((await s.next('session.updated')).session).toMatchObject(session);
+
+    // Fifty appends, each a distinct base64 chunk: the provider must hear them in this order.
+    const chunks = Array.from({ length: 50 }, (_, i) =>
+      Buffer.from(`chunk-${i}-`.padEnd(3000, '.')).toString('base64'),
+    );
+    for (const audio of chunks) s.send({ type: 'input_audio_buffer.append', audio });
+    s.send({ type: 'input_audio_buffer.commit' });
+    await s.next('input_audio_buffer.committed');
+    expect(upstream?.audio).toBe(chunks.join(''));
+
+    s.send({ type: 'response.create' });
+    await s.next('response.done');
+    expect(s.events.map((e) => e.type)).toEqual([
+      'session.created',
+      'session.updated',
+      'input_audio_buffer.committed',
+      'response.created',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.done',
+    ]);
+    expect(s.events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta)).toEqual([
+      'Hello',
+      ' there',
+      '!',
+    ]);
+
+    s.ws.close(1000);
+    expect((await s.closed).code).toBe(1000);
+    expect((await upstream?.closed)?.code).toBe(1000);
+    const entry = await finalLog(s.requestId);
+    expect(entry).toMatchObject({
+      id: s.requestId,
+      operation: 'realtime',
+      provider: 'openai',
+      model: 'gpt-realtime',
+      status: 200,
+      stream: true,
+      user: 'alice',
+      metadata: { _user: 'alice', team: 'voice' },
+      usage: { prompt_tokens: 1_100, completion_tokens: 300, total_tokens: 1_400, cached_tokens: 0 },
+      request: { model: 'gpt-realtime', session },
+      response: {
+        events: { client: 53, upstream: 8 },
+        responses: 1,
+        usage: {
+          input_token_details: { text_tokens: 100, audio_tokens: 1_000 },
+          output_token_details: { text_tokens: 100, audio_tokens: 200 },
+        },
+        close: { code: 1000, reason: 'client_closed', initiator: 'client' },
+      },
+      error: null,
+    });
+    expect(entry.cost).toBeCloseTo(RESPONSE_COST, 10);
+    expect(entry.latency_ms).toBeGreaterThan(0);
+  });
+
+  it('passes provider error events through as they are', async () => {
+    const s = await open();
+    await s.next('session.created');
+    s.send({ type: 'no.such.event' });
+    const error = await s.next('error');
+    expect(error.error).toMatchObject({ type: 'invalid_request_error', code: 'unknown_event' });
+    s.ws.close(1000);
+    await s.closed;
+  });
+
+  it('takes the gateway key, provider and virtual key from subprotocols, and echoes only "realtime"', async () => {
+    await createKey('rt-browser');
+    const s = await open({
+      headers: {},
+      protocols: ['realtime', `gateway-key.${ADMIN_KEY}`, 'gateway-virtual-key.rt-browser'],
+    });
+    expect(s.ws.protocol).toBe('realtime');
+    await s.next('session.created');
+    expect(fake.sessions[0]?.headers.authorization).toBe('Bearer sk-rt-browser');
+    s.ws.close(1000);
+    const entry = await finalLog(s.requestId);
+    expect(entry).toMatchObject({ virtual_key: 'rt-browser', status: 200 });
+  });
+
+  it("accepts the gateway key in OpenAI's own browser subprotocol", async () => {
+    await createKey('rt-openai-form');
+    const s = await open({
+      headers: {},
+      protocols: ['realtime', `openai-insecure-api-key.${ADMIN_KEY}`, 'gateway-virtual-key.rt-openai-form'],
+    });
+    expect(s.ws.protocol).toBe('realtime');
+    await s.next('session.created');
+    s.ws.close(1000);
+    await s.closed;
+  });
+
+  it('refuses before the upgrade: 401 without a key, and never takes one from the query string', async () => {
+    const missing = await refusal(open({ headers: { 'x-gateway-provider': 'openai' } }));
+    expect(missing.status).toBe(401);
+    expect(missing.body.error.code).toBe('invalid_api_key');
+
+    const inQuery = await refusal(
+      open({ query: `model=gpt-realtime&api_key=${ADMIN_KEY}`, headers: { 'x-gateway-provider': 'openai' } }),
+    );
+    expect(inQuery.status).toBe(401);
+    expect(inQuery.body.error.message).toMatch(/URL/);
+
+    const wrong = await refusal(
+      open({ headers: {}, protocols: ['realtime', 'gateway-key.gwk_not_a_key_000000000000'] }),
+    );
+    expect(wrong.status).toBe(401);
+  });
+
+  it('refuses with 403 a key without completions.write, and 400 an unknown provider, virtual key or no model', async () => {
+    const created = await gw.api('POST', '/api-keys', {
+      name: 'logs only',
+      type: 'workspace',
+      scopes: ['logs.view'],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const forbidden = await refusal(open({ headers: { 'x-gateway-api-key': created.body.key } }));
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.body.error).toMatchObject({ type: 'permission_error', code: 'insufficient_scope' });
+
+    const provider = await refusal(
+      open({ headers: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': 'nope' } }),
+    );
+    expect(provider.status).toBe(400);
+    expect(provider.body.error.code).toBe('unknown_provider');
+
+    const vk = await refusal(
+      open({ headers: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': '@missing' } }),
+    );
+    expect(vk.status).toBe(400);
+    expect(vk.body.error.code).toBe('unknown_virtual_key');
+
+    const model = await refusal(open({ query: '', headers: { 'x-gateway-api-key': ADMIN_KEY } }));
+    expect(model.status).toBe(400);
+    expect(fake.sessions).toHaveLength(0);
+  });
+
+  it('charges the virtual key per response, ends the session with 4001 once the budget is spent, then refuses 412', async () => {
+    await createKey('rt-budget', { budget_limit: 0.05 });
+    const s = await open({ headers: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': '@rt-budget' } });
+    await s.next('session.created');
+    s.send({ type: 'response.create' });
+    await s.next('response.done');
+    expect(s.events.some((e) => e.type === 'error')).toBe(false);
+
+    s.send({ type: 'response.create' });
+    const closed = await s.closed;
+    expect(closed.code).toBe(4001);
+    const error = s.events.at(-1);
+    expect(error).toMatchObject({
+      type: 'error',
+      error: { type: 'budget_exceeded', code: 'budget_exhausted' },
+    });
+    expect(s.events.filter((e) => e.type === 'response.done')).toHaveLength(2);
+    expect((await fake.sessions[0]?.closed)?.code).toBe(1000);
+
+    const entry = await finalLog(s.requestId);
+    expect(entry).toMatchObject({
+      status: 412,
+      virtual_key: 'rt-budget',
+      error: { type: 'budget_exceeded', code: 'budget_exhausted' },
+      response: { responses: 2, close: { code: 4001, reason: 'budget_exceeded', initiator: 'gateway' } },
+    });
+    expect(entry.cost).toBeCloseTo(2 * RESPONSE_COST, 10);
+    expect((await gw.api('GET', '/virtual-keys/rt-budget')).body.spent).toBeCloseTo(2 * RESPONSE_COST, 10);
+
+    const refused = await refusal(
+      open({ headers: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': '@rt-budget' } }),
+    );
+    expect(refused.status).toBe(412);
+    expect(refused.body.error).toMatchObject({ type: 'budget_exceeded', code: 'budget_exhausted' });
+  });
+
+  it('tells the client and closes with 1011 when the provider drops the connection', async () => {
+    const s = await open();
+    await s.next('session.created');
+    fake.sessions[0]?.socket.terminate();
+    const closed = await s.closed;
+    expect(closed.code).toBe(1011);
+    expect(s.events.at(-1)).toMatchObject({ type: 'error', error: { code: 'upstream_closed' } });
+    const entry = await finalLog(s.requestId);
+    expect(entry).toMatchObject({
+      status: 502,
+      error: { code: 'upstream_closed', origin: 'provider' },
+      response: { close: { code: 1011, initiator: 'upstream' } },
+    });
+  });
+
+  it('tells the client and closes with 1011 when the provider refuses the connection', async () => {
+    fake.refuseWith = 401;
+    const s = await open();
+    const closed = await s.closed;
+    expect(closed.code).toBe(1011);
+    expect(s.events.at(-1)).toMatchObject({ type: 'error', error: { code: 'upstream_unreachable' } });
+    expect((await finalLog(s.requestId)).status).toBe(401);
+  });
+
+  it('closes the provider socket and finishes the log when the client drops', async () => {
+    const s = await open();
+    await s.next('session.created');
+    s.send({ type: 'response.create' });
+    await s.next('response.done');
+    s.ws.terminate();
+    expect((await fake.sessions[0]?.closed)?.code).toBe(1000);
+    const entry = await finalLog(s.requestId);
+    expect(entry).toMatchObject({
+      status: 200,
+      response: { responses: 1, close: { reason: 'client_closed', initiator: 'client' } },
+    });
+    expect(entry.cost).toBeCloseTo(RESPONSE_COST, 10);
+  });
+
+  it('enforces API Gateway limits locally: 128 KB per message (1009) and no binary frames (1003)', async () => {
+    const big = await open();
+    await big.next('session.created');
+    big.send({ type: 'input_audio_buffer.append', audio: 'A'.repeat(200_000) });
+    expect((await big.closed).code).toBe(1009);
+    expect(big.events.at(-1)).toMatchObject({ type: 'error', error: { code: 'message_too_large' } });
+    expect(fake.sessions[0]?.received.some((e) => e.type === 'input_audio_buffer.append')).toBe(false);
+
+    const binary = await open();
+    await binary.next('session.created');
+    binary.ws.send(Buffer.from([1, 2, 3]), { binary: true });
+    expect((await binary.closed).code).toBe(1003);
+  });
+});
