@@ -1,3 +1,9 @@
+import {
+  chatMessageSlots,
+  chatReplySlots,
+  RequestGuard,
+  type StreamWatch,
+} from '../guardrails/request-guard';
 import type { ChatCall, ChatContext, ChatTranslation, Json } from '../providers/types';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
 import { badRequest, GatewayError, providerError } from './errors';
@@ -73,6 +79,9 @@ export async function runChatCompletion(
   if (typeof body.user === 'string') log.user = body.user;
   log.stream = body.stream === true;
   validate(body);
+  const guard = await RequestGuard.forRequest(state, body.model as string);
+  // Redaction rewrites the body in place, so the provider and the log both see the redacted text.
+  await guard?.checkInput(chatMessageSlots(body));
 
   const stream = body.stream === true;
   const clientWantsUsage =
@@ -116,12 +125,16 @@ export async function runChatCompletion(
       readUsage((success.reply as { usage?: unknown }).usage),
       (success.reply as { model?: unknown }).model,
     );
+    // After usage is recorded: a reply the guardrails refuse was still paid for, and is charged.
+    const redacted = (await guard?.checkOutput(chatReplySlots(success.reply))) ?? false;
     return {
       statusCode: success.status,
       headers: { 'content-type': 'application/json', ...success.headers },
-      body: success.replyText,
+      body: redacted ? JSON.stringify(success.reply) : success.replyText,
     };
   }
+
+  const watch = guard?.checksOutput ? guard.watchStream() : undefined;
 
   return {
     statusCode: 200,
@@ -139,8 +152,9 @@ export async function runChatCompletion(
           log,
           success.sentAt,
           !clientWantsUsage,
+          watch,
         )
-      : relayStream(success.upstream, target, log, success.sentAt, !clientWantsUsage),
+      : relayStream(success.upstream, target, log, success.sentAt, !clientWantsUsage, watch),
   };
 }
 
@@ -186,6 +200,7 @@ async function* relayStream(
   log: UsageLogDraft,
   sentAt: number,
   dropUsageChunk: boolean,
+  watch?: StreamWatch,
 ): AsyncGenerator<string> {
   const parser = new SseParser();
   const acc = new ChatStreamAccumulator();
@@ -223,6 +238,14 @@ async function* relayStream(
   try {
     for await (const bytes of upstream.body) {
       const out = relay(parser.push(bytes));
+      // Checked before it is sent: text that fails a `deny` check never reaches the client, and the last
+      // check runs before `[DONE]` does.
+      const denied = await watch?.check(acc.text(), sawDone);
+      if (denied) {
+        failure = denied;
+        yield sseErrorEvent(denied.toBody());
+        break;
+      }
       if (out) {
         yield out;
         // The generator resumes only once the adapter has written the chunk to the client.
@@ -299,6 +322,7 @@ async function* translateStream(
   log: UsageLogDraft,
   sentAt: number,
   dropUsageChunk: boolean,
+  watch?: StreamWatch,
 ): AsyncGenerator<string> {
   const decoder = translation.decoder();
   const translator = translation.stream(context);
@@ -327,7 +351,16 @@ async function* translateStream(
   try {
     for await (const bytes of upstream.body) {
       const out = translate(decoder.push(bytes));
-      if (out) yield out;
+      const denied = await watch?.check(acc.text(), false);
+      if (denied) {
+        failure = denied;
+        yield sseErrorEvent(denied.toBody());
+        return;
+      }
+      if (out) {
+        yield out;
+        log.firstChunkMs ??= performance.now() - sentAt;
+      }
       if (translator.failure) break;
     }
     if (!translator.failure) {
@@ -341,7 +374,14 @@ async function* translateStream(
       failure = truncated();
       yield sseErrorEvent(failure.toBody());
     } else {
-      yield `${write(translator.end())}data: [DONE]\n\n`;
+      const last = write(translator.end());
+      const denied = await watch?.check(acc.text(), true);
+      if (denied) {
+        failure = denied;
+        yield sseErrorEvent(denied.toBody());
+        return;
+      }
+      yield `${last}data: [DONE]\n\n`;
     }
   } catch (error) {
     if (!(error instanceof ClientGoneError)) {

@@ -80,6 +80,14 @@ export class ChatStreamAccumulator {
     }
   }
 
+  /** The text streamed so far, every choice's content joined: what output guardrails read. */
+  text(): string {
+    let out = '';
+    for (const parts of this.choices.values())
+      if (parts.content) out += out ? `\n${parts.content}` : parts.content;
+    return out;
+  }
+
   /** The stream as one `chat.completion` object. */
   result(): Json {
     const choices = [...this.choices.entries()]

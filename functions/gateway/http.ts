@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type { Principal } from '../control/principal';
 import type { Operation } from '../operations';
+import type { GatewayConfig } from './config';
 import type { LogEntry, UsageLogDraft } from './usage-log';
 
 /** A function URL event (payload format 2.0). */
@@ -28,6 +29,8 @@ export interface RequestState {
   operation?: Operation;
   params: Record<string, string>;
   principal?: Principal;
+  /** The request's gateway config, read once (null: none given); routing and guardrails share it. */
+  config?: GatewayConfig | null;
   /** Present for logged operations once the caller is authenticated. */
   log?: UsageLogDraft;
   /** The finished log entry, set by the usage log's after-send work for the telemetry that follows it. */

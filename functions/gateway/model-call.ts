@@ -1,8 +1,9 @@
 import type { Principal } from '../control/principal';
 import { BudgetLedger } from './budget';
+import type { GatewayConfig } from './config';
 import { GatewayError, providerError } from './errors';
 import type { RequestState } from './http';
-import { buildPlan, type PlanTarget, type RouteOverrides } from './plan';
+import { buildPlan, type PlanNode, type PlanTarget, type RouteOverrides } from './plan';
 import { costOf, pricingReady } from './pricing';
 import { type AttemptSuccess, Router } from './router';
 import { type ResolvedTarget, readConfig, resolveTarget, routeOverrides, splitModel } from './target';
@@ -61,13 +62,7 @@ export async function routeModelCall<S extends AttemptSuccess>(
   const principal = state.principal as Principal;
   // Prices from a pricing file or URL load once per container; this waits only on a cold start.
   await pricingReady;
-  // `@slug/model` names a virtual key; the provider only ever sees the model.
-  const { model, slug } =
-    rawModel === undefined ? { model: undefined, slug: undefined } : splitModel(rawModel);
-  const own = routeOverrides(state.headers, slug);
-  const overrides =
-    options.defaults && !namesOwnRoute(state.headers, slug) ? { ...options.defaults, ...own } : own;
-  const plan = buildPlan(await readConfig(state.headers, principal), overrides);
+  const { plan, model } = await planFor(state, rawModel, options);
 
   const prepare = async (planned: PlanTarget) => {
     // A key refused for its budget or rate limit is still named by the entry that logs the refusal.
@@ -98,6 +93,36 @@ export async function routeModelCall<S extends AttemptSuccess>(
     log.settlements.push((entry) => ledger.charge(vk.record, vk.state, vk.period, entry.cost));
   }
   return { target, success: served.success };
+}
+
+/** The request's gateway config, read once per request and kept on its state. */
+export async function requestConfig(state: RequestState): Promise<GatewayConfig | undefined> {
+  if (state.config === undefined) {
+    state.config = (await readConfig(state.headers, state.principal as Principal)) ?? null;
+  }
+  return state.config ?? undefined;
+}
+
+/** The routing plan of a model call, and the model the provider sees (without any `@slug/`). */
+export async function planFor(
+  state: RequestState,
+  rawModel: string | undefined,
+  options: RouteOptions = {},
+): Promise<{ plan: PlanNode; model: string | undefined }> {
+  // `@slug/model` names a virtual key; the provider only ever sees the model.
+  const { model, slug } =
+    rawModel === undefined ? { model: undefined, slug: undefined } : splitModel(rawModel);
+  const own = routeOverrides(state.headers, slug);
+  const overrides =
+    options.defaults && !namesOwnRoute(state.headers, slug) ? { ...options.defaults, ...own } : own;
+  return { plan: buildPlan(await requestConfig(state), overrides), model };
+}
+
+/** The target a plan tries first, resolved (credentials included): for calls beside the model call. */
+export async function firstTarget(state: RequestState, plan: PlanNode): Promise<ResolvedTarget> {
+  let node = plan;
+  while (node.kind === 'group') node = node.targets[0] as PlanNode;
+  return resolveTarget(node, state.headers, state.principal as Principal);
 }
 
 export interface Exchange {

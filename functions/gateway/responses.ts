@@ -1,3 +1,9 @@
+import {
+  RequestGuard,
+  responsesInputSlots,
+  responsesOutputSlots,
+  type StreamWatch,
+} from '../guardrails/request-guard';
 import type { OperationHandler } from './dispatch';
 import { badRequest, GatewayError, providerError } from './errors';
 import type { HttpEvent, HttpResult, RequestState } from './http';
@@ -214,6 +220,8 @@ export async function responsesCreate(event: HttpEvent, state: RequestState): Pr
   log.stream = body.stream === true;
   validateResponsesRequest(body);
   const stream = body.stream === true;
+  const guard = await RequestGuard.forRequest(state, body.model as string);
+  await guard?.checkInput(responsesInputSlots(body));
 
   const attempt = (target: ResolvedTarget, model: string | undefined): Promise<CallSuccess> => {
     const upstreamBody: Json = { ...body, model, ...target.overrideParams };
@@ -233,10 +241,12 @@ export async function responsesCreate(event: HttpEvent, state: RequestState): Pr
     const reply = success.reply as Json;
     log.response = reply;
     recordUsage(log, target, responsesUsage(reply.usage), reply.model);
+    // After usage is recorded: a reply the guardrails refuse was still paid for, and is charged.
+    const redacted = (await guard?.checkOutput(responsesOutputSlots(reply))) ?? false;
     return {
       statusCode: success.status,
       headers: { 'content-type': 'application/json', ...success.headers },
-      body: success.replyText,
+      body: redacted ? JSON.stringify(reply) : success.replyText,
     };
   }
   return {
@@ -246,7 +256,13 @@ export async function responsesCreate(event: HttpEvent, state: RequestState): Pr
       'cache-control': 'no-cache',
       ...success.headers,
     },
-    body: relayResponseEvents(success.upstream, target, log, success.sentAt),
+    body: relayResponseEvents(
+      success.upstream,
+      target,
+      log,
+      success.sentAt,
+      guard?.checksOutput ? guard.watchStream() : undefined,
+    ),
   };
 }
 
@@ -256,9 +272,11 @@ async function* relayResponseEvents(
   target: ResolvedTarget,
   log: UsageLogDraft,
   sentAt: number,
+  watch?: StreamWatch,
 ): AsyncGenerator<string> {
   const parser = new SseParser();
   let final: Json | undefined;
+  let text = '';
   let ended = false;
   let failure: GatewayError | undefined;
 
@@ -270,6 +288,7 @@ async function* relayResponseEvents(
       const data = tryJson(ev.data);
       if (!isObject(data)) continue;
       const type = typeof data.type === 'string' ? data.type : ev.event;
+      if (type === 'response.output_text.delta' && typeof data.delta === 'string') text += data.delta;
       if (type && TERMINAL.has(type)) {
         ended = true;
         if (isObject(data.response)) final = data.response;
@@ -290,6 +309,13 @@ async function* relayResponseEvents(
   try {
     for await (const bytes of upstream.body) {
       const out = read(parser.push(bytes));
+      // Checked before it is sent; the last check runs before the terminal event goes out.
+      const denied = await watch?.check(text, ended);
+      if (denied) {
+        failure = denied;
+        yield responsesErrorEvent(denied);
+        return;
+      }
       if (out) yield out;
     }
     const rest = parser.flush();

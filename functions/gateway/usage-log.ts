@@ -1,6 +1,22 @@
 import type { SendOutcome } from './http';
 import type { AttemptRecord } from './router';
 
+/** Each check's outcome, for the log: never the matched text. */
+export interface GuardrailLog {
+  input?: GuardrailOutcomeLog[];
+  output?: GuardrailOutcomeLog[];
+}
+
+export interface GuardrailOutcomeLog {
+  id: string;
+  type: string;
+  action: 'deny' | 'log' | 'redact';
+  passed: boolean;
+  message?: string;
+  findings: number;
+  duration_ms: number;
+}
+
 export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
@@ -38,6 +54,8 @@ export interface LogEntry {
   attempts: AttemptRecord[];
   /** The stored prompt a prompt completion ran, and its version. */
   prompt?: { id: string; version: number };
+  /** What the config's guardrails found, on the input and on the output. */
+  guardrails?: GuardrailLog;
   /** Set when the bodies live in the blob store and were not loaded for this read. */
   body_ref?: string;
 }
@@ -60,6 +78,7 @@ export class UsageLogDraft {
   effectiveStatus: number | null = null;
   attempts: AttemptRecord[] = [];
   prompt: { id: string; version: number } | null = null;
+  guardrails: GuardrailLog | null = null;
   /** Work that needs the finished entry (spend), run with the log write after the last byte. */
   settlements: Array<(entry: LogEntry) => Promise<void>> = [];
 
@@ -102,6 +121,7 @@ export class UsageLogDraft {
       error,
       attempts: this.attempts,
       ...(this.prompt ? { prompt: this.prompt } : {}),
+      ...(this.guardrails ? { guardrails: this.guardrails } : {}),
     };
   }
 }

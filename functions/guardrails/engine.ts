@@ -72,8 +72,9 @@ export function compileChecks(list: unknown, at: string, problems: string[]): Co
       problems.push(`${where}: a ${check.type} check finds no text to redact; use "deny" or "log"`);
       return;
     }
-    if (raw.id !== undefined && (typeof raw.id !== 'string' || raw.id === '' || raw.id.length > 64)) {
-      problems.push(`${where}.id must be a string of 1 to 64 characters`);
+    // Ids travel in the x-gateway-guardrails reply header, so they keep to header-safe characters.
+    if (raw.id !== undefined && (typeof raw.id !== 'string' || !/^[\w.-]{1,64}$/.test(raw.id))) {
+      problems.push(`${where}.id must be 1 to 64 letters, digits, dots, dashes or underscores`);
     }
     const params = Object.fromEntries(Object.entries(raw).filter(([k]) => !RESERVED.has(k)));
     compiled.push({
@@ -154,4 +155,11 @@ export async function runChecks(
   }
   const passed = outcomes.every((o) => o.passed || o.action !== 'deny');
   return { direction: context.direction, passed, outcomes, segments: current, redacted };
+}
+
+/** The message a `deny` ends a request or a response with: every failed check, with why. */
+export function denialMessage(direction: Direction, report: GuardrailReport): string {
+  const failed = report.outcomes.filter((o) => !o.passed && o.action === 'deny');
+  const list = failed.map((o) => `${o.id} (${o.type}${o.message ? `: ${o.message}` : ''})`).join('; ');
+  return `The ${direction} was blocked by guardrails: ${list}.`;
 }

@@ -52,15 +52,33 @@ export class GuardrailResolver {
     };
   }
 
-  private async list(
+  /** The lists with saved guardrail ids replaced by their checks, as JSON (a realtime relay compiles them). */
+  async expand(
+    config: { input_guardrails?: unknown[]; output_guardrails?: unknown[] } | undefined,
+    organisationId: string,
+    workspace: string,
+  ): Promise<{ input: unknown[]; output: unknown[] }> {
+    // Resolving compiles too, so a list that cannot run is refused here, before the session starts.
+    await this.resolve(config, organisationId, workspace);
+    return {
+      input: await this.expandList(config?.input_guardrails, 'input_guardrails', organisationId, workspace),
+      output: await this.expandList(
+        config?.output_guardrails,
+        'output_guardrails',
+        organisationId,
+        workspace,
+      ),
+    };
+  }
+
+  private async expandList(
     refs: unknown[] | undefined,
     at: string,
     organisationId: string,
     workspace: string,
-  ): Promise<CompiledCheck[]> {
-    if (!refs || refs.length === 0) return [];
+  ): Promise<unknown[]> {
     const expanded: unknown[] = [];
-    for (const ref of refs) {
+    for (const ref of refs ?? []) {
       if (typeof ref !== 'string') {
         expanded.push(ref);
         continue;
@@ -69,6 +87,17 @@ export class GuardrailResolver {
       if (!checks) throw badRequest(`Unknown guardrail "${ref}".`, at, 'unknown_guardrail');
       expanded.push(...checks);
     }
+    return expanded;
+  }
+
+  private async list(
+    refs: unknown[] | undefined,
+    at: string,
+    organisationId: string,
+    workspace: string,
+  ): Promise<CompiledCheck[]> {
+    if (!refs || refs.length === 0) return [];
+    const expanded = await this.expandList(refs, at, organisationId, workspace);
     const cacheKey = JSON.stringify(expanded);
     const hit = this.compiled.get(cacheKey);
     if (hit && hit.expires > Date.now()) return hit.value;

@@ -1,4 +1,6 @@
 import type WebSocket from 'ws';
+import { RealtimeGuard, type Verdict } from '../../guardrails/realtime-guard';
+import type { ModerationResult } from '../../guardrails/types';
 import { type ClientConnections, ConnectionGoneError } from '../../store/client-connections';
 import type { ConnectionStore } from '../../store/connection-store';
 import type { LogStore } from '../../store/log-store';
@@ -63,12 +65,41 @@ function parseEvent(text: string): Record<string, unknown> | undefined {
   }
 }
 
+/** OpenAI's moderation endpoint beside its realtime one, with the session's own credentials. */
+function moderationFor(job: RelayJob): ((text: string) => Promise<ModerationResult>) | undefined {
+  if (job.provider !== 'openai') return undefined;
+  const url = new URL(job.upstream.url);
+  url.protocol = url.protocol === 'ws:' ? 'http:' : 'https:';
+  url.pathname = url.pathname.replace(/\/realtime$/, '/moderations');
+  url.search = '';
+  const { 'openai-beta': _beta, ...headers } = job.upstream.headers;
+  return async (text) => {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'omni-moderation-latest', input: text }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const body = (await res.json()) as {
+      results?: Array<{ flagged?: boolean; categories?: Record<string, boolean> }>;
+    };
+    if (!res.ok || !Array.isArray(body.results)) throw new Error(`moderation answered ${res.status}`);
+    const categories = body.results.flatMap((r) =>
+      Object.entries(r.categories ?? {})
+        .filter(([, hit]) => hit)
+        .map(([name]) => name),
+    );
+    return { flagged: body.results.some((r) => r.flagged === true), categories: [...new Set(categories)] };
+  };
+}
+
 /**
  * Owns one realtime session for its whole life: the provider's socket, the client's messages from the
  * channel, the client's events through `@connections`, the log entry, and the budget charged per response.
  */
 export class SessionRelay {
   private readonly log: SessionLog;
+  private readonly guard?: RealtimeGuard;
   private upstream?: WebSocket;
   private ending?: Ending;
   private readonly stop = new AbortController();
@@ -85,6 +116,7 @@ export class SessionRelay {
     private readonly options: RelayOptions,
   ) {
     this.log = new SessionLog(job.log, job.connectedAt);
+    this.guard = RealtimeGuard.create(job.guardrails, job.model, moderationFor(job));
   }
 
   async run(): Promise<void> {
@@ -154,12 +186,12 @@ export class SessionRelay {
           this.end({ code: CLOSE_CODES.normal, reason: 'client_closed', initiator: 'client', status: 200 });
           return;
         }
-        this.toUpstream(message);
+        await this.toUpstream(message);
       }
     }
   }
 
-  private toUpstream(message: Exclude<ClientMessage, { kind: 'disconnect' }>): void {
+  private async toUpstream(message: Exclude<ClientMessage, { kind: 'disconnect' }>): Promise<void> {
     this.log.clientEvents++;
     if (message.kind === 'binary') {
       this.upstream?.send(Buffer.from(message.data, 'base64'), { binary: true });
@@ -168,7 +200,22 @@ export class SessionRelay {
     const event = parseEvent(message.data);
     // The log keeps the session's configuration: the last one the client asked for.
     if (event?.type === 'session.update' && event.session !== undefined) this.log.session = event.session;
-    this.upstream?.send(message.data, { binary: false });
+    const verdict = this.guard ? await this.guard.clientEvent(message.data, event) : undefined;
+    if (verdict?.kind === 'deny') {
+      this.refuse(verdict.message);
+      return;
+    }
+    this.upstream?.send(verdict?.kind === 'pass' && verdict.event ? verdict.event : message.data, {
+      binary: false,
+    });
+  }
+
+  /** A `deny`: the provider stops the response it is giving, the client hears why. */
+  private refuse(message: string): void {
+    const upstream = this.upstream;
+    if (upstream && upstream.readyState === upstream.OPEN)
+      upstream.send(JSON.stringify({ type: 'response.cancel' }));
+    this.deliver([errorEvent('invalid_request_error', 'guardrail_denied', message)], 0);
   }
 
   private fromUpstream(data: WebSocket.RawData, isBinary: boolean): void {
@@ -180,8 +227,14 @@ export class SessionRelay {
       return;
     }
     const text = bytes.toString('utf8');
-    this.deliver(splitForClient(text), bytes.byteLength);
     const event = parseEvent(text);
+    const guard = this.guard;
+    // With guardrails, each event is checked in delivery order, just before it would be posted.
+    this.deliver(
+      splitForClient(text),
+      bytes.byteLength,
+      guard ? () => guard.upstreamEvent(event) : undefined,
+    );
     if (!event) return;
     if (event.type === 'session.created' || event.type === 'session.updated') {
       const model = (event.session as { model?: unknown } | undefined)?.model;
@@ -190,9 +243,20 @@ export class SessionRelay {
     if (event.type === 'response.done') this.account(event);
   }
 
-  /** Queues messages for the client, behind every message before them. */
-  private deliver(pieces: Array<string | Buffer> | undefined, size: number): void {
+  /** Queues messages for the client, behind every message before them, unless the guardrails refuse them. */
+  private deliver(
+    pieces: Array<string | Buffer> | undefined,
+    size: number,
+    gate?: () => Promise<Verdict>,
+  ): void {
     this.outbound = this.outbound.then(async () => {
+      const verdict = gate ? await gate() : undefined;
+      if (verdict?.kind === 'drop') return;
+      if (verdict?.kind === 'deny') {
+        if (pieces) for (const piece of pieces) if (verdict.direction === 'input') await this.post(piece);
+        this.refuse(verdict.message);
+        return;
+      }
       if (!pieces) {
         await this.post(
           errorEvent(
@@ -324,6 +388,7 @@ export class SessionRelay {
 
   /** Rewrites the session's log entry (one entry, same id), after any write before it. */
   private writeLog(final = false): LogEntry {
+    this.log.guardrails = this.guard?.log() ?? null;
     const entry = this.log.entry();
     this.logWrites = this.logWrites.then(async () => {
       try {

@@ -1,5 +1,6 @@
+import type { SessionGuardrails } from '../../guardrails/realtime-guard';
 import type { VirtualKeyState } from '../../store/counter-store';
-import type { LogEntry } from '../usage-log';
+import type { GuardrailLog, LogEntry } from '../usage-log';
 import type { RealtimeUpstream } from './upstream-endpoint';
 import { asLogUsage, emptyRealtimeUsage, type RealtimeUsage } from './usage';
 
@@ -26,6 +27,8 @@ export interface RelayJob {
   charge: SessionCharge | null;
   /** The session's log entry as written at `$connect`. */
   log: LogEntry;
+  /** The config's guardrails, expanded at `$connect`; the relay compiles them. */
+  guardrails?: SessionGuardrails;
 }
 
 export interface SessionClose {
@@ -49,6 +52,7 @@ export class SessionLog {
   error: LogEntry['error'] = null;
   close: SessionClose | null = null;
   upstreamLatencyMs: number | null = null;
+  guardrails: GuardrailLog | null = null;
 
   constructor(
     readonly base: LogEntry,
@@ -78,6 +82,7 @@ export class SessionLog {
         close: this.close,
       },
       error: this.error,
+      ...(this.guardrails ? { guardrails: this.guardrails } : {}),
     };
   }
 }

@@ -2,6 +2,7 @@ import type { APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
 import { ulid } from 'ulid';
 import { Authenticator } from '../../control/authenticator';
 import { hasScope, type Principal } from '../../control/principal';
+import { guardrailResolver } from '../../guardrails/resolve';
 import { parseMetadata } from '../../middleware/usage-log';
 import { ConnectionStore } from '../../store/connection-store';
 import { LogStore } from '../../store/log-store';
@@ -172,7 +173,12 @@ export class RealtimeSocketRoutes {
       }
       const { model, slug } = splitModel(query.model.trim());
       entry.model = model;
-      const plan = buildPlan(await readConfig(headers, principal), routeOverrides(headers, slug));
+      const config = await readConfig(headers, principal);
+      const guardrails =
+        config?.input_guardrails || config?.output_guardrails
+          ? await guardrailResolver.expand(config, principal.organisationId, principal.workspace)
+          : undefined;
+      const plan = buildPlan(config, routeOverrides(headers, slug));
       // A session has one upstream: targets refused for budget or rate limit make way for the next, as
       // on HTTP, and the first admitted target serves the whole session.
       const prepare = async (planned: PlanTarget) => {
@@ -208,6 +214,7 @@ export class RealtimeSocketRoutes {
             }
           : null,
         log: entry,
+        ...(guardrails ? { guardrails } : {}),
       };
       await this.admit(job);
       return {

@@ -1,0 +1,247 @@
+import type { Principal } from '../control/principal';
+import { GatewayError } from '../gateway/errors';
+import type { RequestState } from '../gateway/http';
+import { firstTarget, planFor, requestConfig } from '../gateway/model-call';
+import { readAll, sendUpstream } from '../gateway/upstream';
+import type { GuardrailOutcomeLog, UsageLogDraft } from '../gateway/usage-log';
+import {
+  type CheckOutcome,
+  type CompiledCheck,
+  denialMessage,
+  type GuardrailReport,
+  runChecks,
+} from './engine';
+import { guardrailResolver } from './resolve';
+import type { CheckContext, Direction, ModerationResult } from './types';
+
+// Streamed output is checked as it accumulates: after every upstream read while short, then each time
+// it has grown by this much, and once more at the end. Moderation calls run at the end only.
+const STREAM_EAGER_CHARS = 16_384;
+const STREAM_STEP_CHARS = 1_024;
+
+/** A place in a request or reply body that holds text: read to check it, written to redact it. */
+export interface TextSlot {
+  get(): string;
+  set(text: string): void;
+}
+
+const toLog = (outcomes: CheckOutcome[]): GuardrailOutcomeLog[] => outcomes.map((o) => ({ ...o }));
+
+/** The 446 a `deny` check ends a request with, naming every check that failed. */
+export function guardrailDenied(direction: Direction, report: GuardrailReport): GatewayError {
+  return new GatewayError(
+    446,
+    'guardrail_error',
+    denialMessage(direction, report),
+    'guardrail_denied',
+    null,
+    'gateway',
+  );
+}
+
+/**
+ * The guardrails of one request: the config's input checks before the provider call, its output checks
+ * on what comes back, and their results in the log and in the `x-gateway-guardrails` reply header.
+ */
+export class RequestGuard {
+  private readonly summary: string[] = [];
+
+  private constructor(
+    private readonly state: RequestState,
+    private readonly input: CompiledCheck[],
+    private readonly output: CompiledCheck[],
+    private readonly model: string | undefined,
+    private readonly rawModel: string | undefined,
+  ) {}
+
+  /** The request's guard, or undefined when its config has no guardrails (the common case: no cost). */
+  static async forRequest(
+    state: RequestState,
+    rawModel: string | undefined,
+  ): Promise<RequestGuard | undefined> {
+    const config = await requestConfig(state);
+    if (!config?.input_guardrails && !config?.output_guardrails) return undefined;
+    const principal = state.principal as Principal;
+    const lists = await guardrailResolver.resolve(config, principal.organisationId, principal.workspace);
+    if (lists.input.length === 0 && lists.output.length === 0) return undefined;
+    const model = rawModel?.startsWith('@') ? rawModel.slice(rawModel.indexOf('/') + 1) : rawModel;
+    return new RequestGuard(state, lists.input, lists.output, model, rawModel);
+  }
+
+  get checksOutput(): boolean {
+    return this.output.length > 0;
+  }
+
+  /** Runs the input checks over the slots; redacts them in place; throws the 446 of a `deny`. */
+  async checkInput(slots: TextSlot[]): Promise<void> {
+    if (this.input.length === 0) return;
+    const report = await runChecks(
+      this.input,
+      slots.map((s) => s.get()),
+      this.context('input'),
+    );
+    if (report.redacted) redactSlots(slots, report);
+    this.record('input', report);
+    if (!report.passed) throw guardrailDenied('input', report);
+  }
+
+  /**
+   * Runs the output checks over a whole reply; redacts in place (true when it did); throws the 446 of a
+   * `deny`.
+   */
+  async checkOutput(slots: TextSlot[]): Promise<boolean> {
+    if (this.output.length === 0) return false;
+    const report = await runChecks(
+      this.output,
+      slots.map((s) => s.get()),
+      this.context('output'),
+    );
+    if (report.redacted) redactSlots(slots, report);
+    this.record('output', report);
+    if (!report.passed) throw guardrailDenied('output', report);
+    return report.redacted;
+  }
+
+  /**
+   * A watcher for streamed output. Chunks already sent cannot be recalled, so `redact` checks report
+   * what they find (as `log` would) instead of replacing it; `deny` ends the stream.
+   */
+  watchStream(): StreamWatch {
+    const streamed = this.output.map((c) => (c.action === 'redact' ? { ...c, action: 'log' as const } : c));
+    const eager = streamed.filter((c) => c.type !== 'moderation');
+    let checkedAt = -1;
+    return {
+      check: async (text: string, final: boolean): Promise<GatewayError | undefined> => {
+        const grown = text.length - checkedAt;
+        const due = final || (grown > 0 && (text.length <= STREAM_EAGER_CHARS || grown >= STREAM_STEP_CHARS));
+        if (!due || this.output.length === 0) return undefined;
+        checkedAt = text.length;
+        const report = await runChecks(final ? streamed : eager, [text], this.context('output'));
+        if (final || !report.passed) this.record('output', report);
+        return report.passed ? undefined : guardrailDenied('output', report);
+      },
+    };
+  }
+
+  private context(direction: Direction): CheckContext {
+    return { direction, model: this.model, moderate: (text) => this.moderate(text) };
+  }
+
+  private record(direction: Direction, report: GuardrailReport): void {
+    const log = this.state.log as UsageLogDraft | undefined;
+    if (log) log.guardrails = { ...log.guardrails, [direction]: toLog(report.outcomes) };
+    this.summary.push(
+      ...report.outcomes.map(
+        (o) => `${direction}:${o.id}=${o.passed ? 'pass' : o.action === 'redact' ? 'redacted' : 'fail'}`,
+      ),
+    );
+    // Ids are restricted to header-safe characters when the checks are compiled.
+    this.state.replyHeaders['x-gateway-guardrails'] = this.summary.join(',');
+  }
+
+  /** The provider's moderation endpoint (OpenAI's wire format), reached with the request's own route. */
+  private async moderate(text: string): Promise<ModerationResult> {
+    const { plan } = await planFor(this.state, this.rawModel);
+    const target = await firstTarget(this.state, plan);
+    if (target.provider.chat) throw new Error(`provider ${target.provider.name} has no moderation endpoint`);
+    const reply = await sendUpstream({
+      url: new URL(`${target.baseUrl}/moderations`),
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'accept-encoding': 'identity',
+        ...target.provider.headers(target),
+      },
+      body: JSON.stringify({ model: 'omni-moderation-latest', input: text }),
+      signal: this.state.clientSignal,
+      timeoutMs: 10_000,
+    });
+    const body = JSON.parse(await readAll(reply.body, 1_000_000)) as {
+      results?: Array<{ flagged?: boolean; categories?: Record<string, boolean> }>;
+    };
+    if (reply.status >= 400 || !Array.isArray(body.results))
+      throw new Error(`moderation answered ${reply.status}`);
+    const categories = new Set<string>();
+    let flagged = false;
+    for (const r of body.results) {
+      flagged ||= r.flagged === true;
+      for (const [name, hit] of Object.entries(r.categories ?? {})) if (hit) categories.add(name);
+    }
+    return { flagged, categories: [...categories] };
+  }
+}
+
+export interface StreamWatch {
+  /** Checks the output so far; returns the error to end the stream with when a `deny` check fails. */
+  check(text: string, final: boolean): Promise<GatewayError | undefined>;
+}
+
+function redactSlots(slots: TextSlot[], report: GuardrailReport): void {
+  for (const [i, slot] of slots.entries()) slot.set(report.segments[i] ?? '');
+}
+
+/** The text slots of a chat request: string contents and text parts of every message. */
+export function chatMessageSlots(body: Record<string, unknown>): TextSlot[] {
+  const slots: TextSlot[] = [];
+  if (!Array.isArray(body.messages)) return slots;
+  for (const message of body.messages as Array<Record<string, unknown>>) {
+    if (typeof message.content === 'string') slots.push(textSlot(message, 'content'));
+    else if (Array.isArray(message.content)) {
+      for (const part of message.content as Array<Record<string, unknown>>) {
+        if (part?.type === 'text' && typeof part.text === 'string') slots.push(textSlot(part, 'text'));
+      }
+    }
+  }
+  return slots;
+}
+
+/** The text slots of a chat completion reply: each choice's message content. */
+export function chatReplySlots(reply: unknown): TextSlot[] {
+  const choices = (reply as { choices?: Array<{ message?: Record<string, unknown> }> } | null)?.choices;
+  if (!Array.isArray(choices)) return [];
+  return choices
+    .map((c) => c?.message)
+    .filter((m): m is Record<string, unknown> => !!m && typeof m.content === 'string')
+    .map((m) => textSlot(m, 'content'));
+}
+
+const textSlot = (holder: Record<string, unknown>, key: string): TextSlot => ({
+  get: () => holder[key] as string,
+  set: (t) => {
+    holder[key] = t;
+  },
+});
+
+/** The text slots of a Responses request: `instructions`, a string `input`, and input text parts. */
+export function responsesInputSlots(body: Record<string, unknown>): TextSlot[] {
+  const slots: TextSlot[] = [];
+  if (typeof body.instructions === 'string') slots.push(textSlot(body, 'instructions'));
+  if (typeof body.input === 'string') slots.push(textSlot(body, 'input'));
+  else if (Array.isArray(body.input)) {
+    for (const item of body.input as Array<Record<string, unknown>>) {
+      if (!item || typeof item !== 'object') continue;
+      if (typeof item.content === 'string') slots.push(textSlot(item, 'content'));
+      else if (Array.isArray(item.content)) {
+        for (const part of item.content as Array<Record<string, unknown>>) {
+          if (part?.type === 'input_text' && typeof part.text === 'string')
+            slots.push(textSlot(part, 'text'));
+        }
+      }
+    }
+  }
+  return slots;
+}
+
+/** The text slots of a Responses reply: the output text parts of its messages. */
+export function responsesOutputSlots(reply: unknown): TextSlot[] {
+  const output = (reply as { output?: unknown } | null)?.output;
+  if (!Array.isArray(output)) return [];
+  const slots: TextSlot[] = [];
+  for (const item of output as Array<Record<string, unknown>>) {
+    if (item?.type !== 'message' || !Array.isArray(item.content)) continue;
+    for (const part of item.content as Array<Record<string, unknown>>) {
+      if (part?.type === 'output_text' && typeof part.text === 'string') slots.push(textSlot(part, 'text'));
+    }
+  }
+  return slots;
+}
