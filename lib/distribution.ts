@@ -1,6 +1,7 @@
 // One base URL for SDKs: a CloudFront distribution in front of every function URL, one cache behaviour
 // per path pattern of operations.ts. Nothing is cached, every method is allowed, streamed replies pass
-// through as they are produced, and the function URLs refuse any request without the origin secret.
+// through as they are produced, and the function URLs refuse any request without the origin secret. The
+// realtime WebSocket API gets one behaviour of its own, so `wss://<domain>/v1/realtime` works too.
 import {
   aws_cloudfront as cloudfront,
   Duration,
@@ -10,6 +11,7 @@ import {
 import { Construct } from 'constructs';
 import { ORIGIN_SECRET_HEADER } from '../functions/middleware/request-context';
 import type { FunctionGroupName, Operation } from '../functions/operations';
+import { realtimeRewriteCode } from './realtime-rewrite';
 
 export { ORIGIN_SECRET_HEADER };
 
@@ -104,11 +106,24 @@ export interface GatewayDistributionProps {
   /** The origin secret's value: a token resolved by CloudFormation at deploy time. */
   originSecret: string;
   readTimeoutSeconds: number;
+  /** The realtime WebSocket API, served at `path` on the distribution. */
+  realtime?: RealtimeOrigin;
+}
+
+export interface RealtimeOrigin {
+  /** The public path clients connect to (`/v1/realtime`); a CloudFront path pattern without wildcards. */
+  path: string;
+  /** The WebSocket API's execute-api host name, without scheme or path. */
+  domainName: string;
+  /** The stage's path (`/v1`): the only path API Gateway accepts a WebSocket handshake on. */
+  stagePath: string;
 }
 
 export class GatewayDistribution extends Construct {
   readonly distribution: cloudfront.Distribution;
   readonly routes: DistributionRoute[];
+  /** The viewer-request function that maps the realtime path to the stage path, if realtime is served. */
+  readonly realtimeRewrite?: cloudfront.Function;
 
   constructor(scope: Construct, id: string, props: GatewayDistributionProps) {
     super(scope, id);
@@ -149,11 +164,45 @@ export class GatewayDistribution extends Construct {
       compress: false,
     });
     this.routes = distributionRoutes(props.operations, props.defaultGroup);
+    const additionalBehaviors: Record<string, cloudfront.BehaviorOptions> = {};
+    if (props.realtime) {
+      const { path } = props.realtime;
+      if (/[*?]/.test(path)) throw new Error(`the realtime path must be a plain path, got ${path}`);
+      // Its behaviour comes first, so an HTTP operation at the same path would never be reached.
+      const taken = props.operations.find((op) => matchesPathPattern(op.path.replace(/\{\w+\}/g, '*'), path));
+      if (taken) throw new Error(`the realtime path ${path} is also the HTTP path ${taken.path}`);
+      this.realtimeRewrite = new cloudfront.Function(this, 'RealtimeRewrite', {
+        comment: `Maps ${path} to the WebSocket API's stage path`,
+        runtime: cloudfront.FunctionRuntime.JS_2_0,
+        code: cloudfront.FunctionCode.fromInline(realtimeRewriteCode(path, props.realtime.stagePath)),
+      });
+      // First in the list: CloudFront takes the first pattern that matches, and a later operation under
+      // `/v1/realtime/...` could otherwise produce a broader pattern (`/v1/realtime*`) that takes it.
+      additionalBehaviors[path] = {
+        origin: new origins.HttpOrigin(props.realtime.domainName, {
+          protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
+        }),
+        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+        // A WebSocket handshake is a GET; nothing else has a meaning on this path.
+        allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+        cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+        // CloudFront relays a WebSocket only if Sec-WebSocket-Key and -Version reach the origin; forwarding
+        // every viewer header also carries Sec-WebSocket-Protocol (browser credentials), the x-gateway-*
+        // headers and the query string (?model=). Host must stay the execute-api name for API Gateway.
+        // No origin secret: the API's own URL stays public (the RealtimeUrl output), $connect authenticates.
+        originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+        compress: false,
+        functionAssociations: [
+          { function: this.realtimeRewrite, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST },
+        ],
+      };
+    }
+    for (const r of this.routes) additionalBehaviors[r.pathPattern] = behaviour(r.group);
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: 'LLM gateway base URL',
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
       defaultBehavior: behaviour(props.defaultGroup),
-      additionalBehaviors: Object.fromEntries(this.routes.map((r) => [r.pathPattern, behaviour(r.group)])),
+      additionalBehaviors,
     });
   }
 }

@@ -288,18 +288,6 @@ export class GatewayStack extends Stack {
     }
     this.functions = functions as Record<FunctionGroupName, nodejs.NodejsFunction>;
 
-    this.distribution = new GatewayDistribution(this, 'Cdn', {
-      functionUrls: urls as Record<FunctionGroupName, lambda.FunctionUrl>,
-      operations: OPERATIONS,
-      defaultGroup: 'control',
-      originSecret: this.originSecret.secretValue.unsafeUnwrap(),
-      readTimeoutSeconds: props.originReadTimeoutSeconds ?? DEFAULT_ORIGIN_READ_TIMEOUT_SECONDS,
-    });
-    new CfnOutput(this, 'BaseUrl', {
-      value: `https://${this.distribution.distribution.distributionDomainName}/v1`,
-      description: 'Base URL for OpenAI SDKs: every /v1 operation through CloudFront',
-    });
-
     this.realtime = new RealtimeApi(this, 'Realtime', {
       repoRoot: REPO_ROOT,
       environment,
@@ -312,7 +300,29 @@ export class GatewayStack extends Stack {
     });
     new CfnOutput(this, 'RealtimeUrl', {
       value: this.realtime.url,
-      description: 'WebSocket URL of the realtime API: connect with ?model=<model>',
+      description: 'WebSocket URL of the realtime API on API Gateway itself: connect with ?model=<model>',
+    });
+
+    this.distribution = new GatewayDistribution(this, 'Cdn', {
+      functionUrls: urls as Record<FunctionGroupName, lambda.FunctionUrl>,
+      operations: OPERATIONS,
+      defaultGroup: 'control',
+      originSecret: this.originSecret.secretValue.unsafeUnwrap(),
+      readTimeoutSeconds: props.originReadTimeoutSeconds ?? DEFAULT_ORIGIN_READ_TIMEOUT_SECONDS,
+      realtime: {
+        path: REALTIME_OPERATION.path,
+        domainName: this.realtime.domainName,
+        stagePath: this.realtime.stagePath,
+      },
+    });
+    new CfnOutput(this, 'BaseUrl', {
+      value: `https://${this.distribution.distribution.distributionDomainName}/v1`,
+      description: 'Base URL for OpenAI SDKs: every /v1 operation through CloudFront',
+    });
+    new CfnOutput(this, 'RealtimeBaseUrl', {
+      value: `wss://${this.distribution.distribution.distributionDomainName}${REALTIME_OPERATION.path}`,
+      description:
+        'Realtime API through CloudFront, on the same host as BaseUrl: connect with ?model=<model>',
     });
 
     for (const def of ALL_TABLES) {

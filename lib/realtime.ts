@@ -128,6 +128,17 @@ export class RealtimeApi extends Construct {
     return this.stage.url;
   }
 
+  /** The API's host name, for CloudFront to use as an origin (the base URL's `/v1/realtime`). */
+  get domainName(): string {
+    const stack = Stack.of(this);
+    return `${this.api.apiId}.execute-api.${stack.region}.${stack.urlSuffix}`;
+  }
+
+  /** The stage's path, the only path on which API Gateway accepts the WebSocket handshake. */
+  get stagePath(): string {
+    return `/${REALTIME_STAGE}`;
+  }
+
   private createFunction(
     id: string,
     def: FunctionGroup,

@@ -2,7 +2,12 @@ import { App, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ORIGIN_SECRET_HEADER } from '../../functions/middleware/request-context';
-import { FUNCTION_GROUPS, type FunctionGroupName, OPERATIONS } from '../../functions/operations';
+import {
+  FUNCTION_GROUPS,
+  type FunctionGroupName,
+  OPERATIONS,
+  REALTIME_OPERATION,
+} from '../../functions/operations';
 import { distributionRoutes, matchesPathPattern } from '../../lib/distribution';
 import { GatewayStack, gatewayPropsFromContext } from '../../lib/gateway-stack';
 
@@ -43,6 +48,9 @@ describe('CloudFront base URL', () => {
   let stack: GatewayStack;
   let template: Template;
   let config: DistributionConfig;
+  // The HTTP behaviours and their origins: the realtime behaviour has its own test file.
+  let httpBehaviours: Behaviour[];
+  let functionUrlOrigins: Origin[];
 
   beforeAll(() => {
     ({ stack, template } = synth());
@@ -50,6 +58,14 @@ describe('CloudFront base URL', () => {
     expect(Object.keys(distributions)).toHaveLength(1);
     config = (Object.values(distributions)[0] as { Properties: { DistributionConfig: DistributionConfig } })
       .Properties.DistributionConfig;
+    httpBehaviours = [
+      config.DefaultCacheBehavior,
+      ...config.CacheBehaviors.filter((b) => b.PathPattern !== REALTIME_OPERATION.path),
+    ];
+    const realtimeOrigin = config.CacheBehaviors.find(
+      (b) => b.PathPattern === REALTIME_OPERATION.path,
+    )?.TargetOriginId;
+    functionUrlOrigins = config.Origins.filter((o) => o.Id !== realtimeOrigin);
   });
 
   /** Which function group's URL an origin points at, from its domain expression. */
@@ -80,7 +96,11 @@ describe('CloudFront base URL', () => {
 
   it('has one behaviour per path pattern derived from operations.ts, most specific first', () => {
     const routes = distributionRoutes(OPERATIONS, 'control');
-    expect(config.CacheBehaviors.map((b) => b.PathPattern)).toEqual(routes.map((r) => r.pathPattern));
+    // The realtime behaviour comes first, then exactly the derived ones.
+    expect(config.CacheBehaviors.map((b) => b.PathPattern)).toEqual([
+      REALTIME_OPERATION.path,
+      ...routes.map((r) => r.pathPattern),
+    ]);
     // One behaviour covers a whole family of paths of one function...
     expect(routes).toContainEqual({ pathPattern: '/v1/responses*', group: 'responses' });
     expect(routes).toContainEqual({ pathPattern: '/v1/audio/*', group: 'media' });
@@ -104,7 +124,9 @@ describe('CloudFront base URL', () => {
   });
 
   it('caches nothing, allows every method, keeps HTTPS, does not compress, forwards all but Host', () => {
-    for (const b of [config.DefaultCacheBehavior, ...config.CacheBehaviors]) {
+    // The default behaviour in, exactly one (the realtime one) out.
+    expect(httpBehaviours).toHaveLength(config.CacheBehaviors.length);
+    for (const b of httpBehaviours) {
       expect(b.CachePolicyId).toBe(CACHING_DISABLED);
       expect(b.OriginRequestPolicyId).toBe(ALL_VIEWER_EXCEPT_HOST_HEADER);
       expect([...b.AllowedMethods].sort()).toEqual([
@@ -121,10 +143,10 @@ describe('CloudFront base URL', () => {
     }
   });
 
-  it('sends the origin secret header from Secrets Manager to every origin over HTTPS', () => {
+  it('sends the origin secret header from Secrets Manager to every function URL origin over HTTPS', () => {
     const secretRef = stack.getLogicalId(stack.originSecret.node.defaultChild as CfnElement);
-    expect(config.Origins.length).toBe(Object.keys(FUNCTION_GROUPS).length);
-    for (const origin of config.Origins) {
+    expect(functionUrlOrigins.length).toBe(Object.keys(FUNCTION_GROUPS).length);
+    for (const origin of functionUrlOrigins) {
       expect(origin.CustomOriginConfig.OriginProtocolPolicy).toBe('https-only');
       const header = origin.OriginCustomHeaders.find((h) => h.HeaderName === ORIGIN_SECRET_HEADER);
       expect(JSON.stringify(header?.HeaderValue)).toContain('resolve:secretsmanager:');
@@ -133,14 +155,16 @@ describe('CloudFront base URL', () => {
   });
 
   it('uses a 60 s origin read timeout by default and takes a higher one from context', () => {
-    for (const origin of config.Origins) expect(origin.CustomOriginConfig.OriginReadTimeout).toBe(60);
+    for (const origin of functionUrlOrigins) expect(origin.CustomOriginConfig.OriginReadTimeout).toBe(60);
     const raised = synth({ 'gateway:originReadTimeoutSeconds': '180' }).template;
     const cfg = (
       Object.values(raised.findResources('AWS::CloudFront::Distribution'))[0] as {
         Properties: { DistributionConfig: DistributionConfig };
       }
     ).Properties.DistributionConfig;
-    for (const origin of cfg.Origins) expect(origin.CustomOriginConfig.OriginReadTimeout).toBe(180);
+    const raisedOrigins = cfg.Origins.filter((o) => functionUrlOrigins.some((f) => f.Id === o.Id));
+    expect(raisedOrigins).toHaveLength(functionUrlOrigins.length);
+    for (const origin of raisedOrigins) expect(origin.CustomOriginConfig.OriginReadTimeout).toBe(180);
     expect(() => synth({ 'gateway:originReadTimeoutSeconds': '500' })).toThrow(/origin read timeout/);
   });
 
