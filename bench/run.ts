@@ -102,6 +102,8 @@ async function main() {
     /listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/,
   );
   const gatewayPort = Number(gateway.match[1]);
+  const proxy = await startChild(['bench/bare-proxy.ts', String(upstreamPort)], {}, /bare proxy on (\d+)/);
+  const proxyPort = Number(proxy.match[1]);
   const gwHeaders = {
     'x-gateway-api-key': ADMIN_KEY,
     'x-gateway-custom-host': `http://127.0.0.1:${upstreamPort}/v1`,
@@ -109,27 +111,38 @@ async function main() {
   };
   const direct = () => call(upstreamPort, '/v1/chat/completions', body, { authorization: 'Bearer sk-bench' });
   const viaGateway = () => call(gatewayPort, '/v1/chat/completions', body, gwHeaders);
+  const viaProxy = () => call(proxyPort, '/v1/chat/completions', body, { authorization: 'Bearer sk-bench' });
 
   try {
     for (let i = 0; i < WARMUP; i++) {
       await direct();
+      await viaProxy();
       await viaGateway();
     }
-    // Interleaved pairs, one request at a time, so both paths see the same machine state.
+    // Interleaved, one request at a time, so every path sees the same machine state.
     const d: number[] = [];
+    const p: number[] = [];
     const g: number[] = [];
     for (let i = 0; i < PAIRS; i++) {
       d.push((await direct()).total);
+      p.push((await viaProxy()).total);
       g.push((await viaGateway()).total);
     }
     const ds = sort(d);
+    const ps = sort(p);
     const gs = sort(g);
     console.log(`\nNon-streaming chat completion, ${PAIRS} interleaved pairs, concurrency 1, back to back`);
     console.log('  (each gateway call also writes its usage log after the reply, on this same machine)');
     console.log(`  upstream direct     p50 ${fmt(pct(ds, 50))}   p99 ${fmt(pct(ds, 99))}`);
+    console.log(
+      `  bare node proxy     p50 ${fmt(pct(ps, 50))}   p99 ${fmt(pct(ps, 99))}   (any proxy hop here)`,
+    );
     console.log(`  through gateway     p50 ${fmt(pct(gs, 50))}   p99 ${fmt(pct(gs, 99))}`);
     console.log(
       `  gateway overhead    p50 ${fmt(pct(gs, 50) - pct(ds, 50))}   p99 ${fmt(pct(gs, 99) - pct(ds, 99))}   (targets: p50 < 1 ms, p99 < 5 ms)`,
+    );
+    console.log(
+      `  beyond a bare hop   p50 ${fmt(pct(gs, 50) - pct(ps, 50))}   p99 ${fmt(pct(gs, 99) - pct(ps, 99))}`,
     );
 
     const t0 = performance.now();
@@ -145,24 +158,30 @@ async function main() {
     );
 
     const sd: number[] = [];
+    const sp: number[] = [];
     const sg: number[] = [];
+    const bench = { authorization: 'Bearer sk-bench' };
     for (let i = 0; i < STREAMS; i++) {
-      sd.push(
-        (await call(upstreamPort, '/v1/chat/completions', streamBody, { authorization: 'Bearer sk-bench' }))
-          .firstByte,
-      );
+      sd.push((await call(upstreamPort, '/v1/chat/completions', streamBody, bench)).firstByte);
+      sp.push((await call(proxyPort, '/v1/chat/completions', streamBody, bench)).firstByte);
       sg.push((await call(gatewayPort, '/v1/chat/completions', streamBody, gwHeaders)).firstByte);
     }
     const sds = sort(sd);
+    const sps = sort(sp);
     const sgs = sort(sg);
     console.log(`\nStreaming: time to first chunk, ${STREAMS} interleaved pairs`);
     console.log(`  upstream direct     p50 ${fmt(pct(sds, 50))}   p99 ${fmt(pct(sds, 99))}`);
+    console.log(`  bare node proxy     p50 ${fmt(pct(sps, 50))}   p99 ${fmt(pct(sps, 99))}`);
     console.log(`  through gateway     p50 ${fmt(pct(sgs, 50))}   p99 ${fmt(pct(sgs, 99))}`);
     console.log(
       `  added by gateway    p50 ${fmt(pct(sgs, 50) - pct(sds, 50))}   p99 ${fmt(pct(sgs, 99) - pct(sds, 99))}   (target: < 1 ms)`,
     );
+    console.log(
+      `  beyond a bare hop   p50 ${fmt(pct(sgs, 50) - pct(sps, 50))}   p99 ${fmt(pct(sgs, 99) - pct(sps, 99))}`,
+    );
   } finally {
     gateway.child.kill('SIGTERM');
+    proxy.child.kill('SIGTERM');
     upstream.child.kill('SIGTERM');
     agent.destroy();
   }
