@@ -6,14 +6,17 @@ import {
 } from '../guardrails/request-guard';
 import type { ChatCall, ChatContext, ChatTranslation, Json } from '../providers/types';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
-import { badRequest, GatewayError, providerError } from './errors';
+import { badRequest, type GatewayError, providerError } from './errors';
 import type { HttpEvent, HttpResult, RequestState } from './http';
 import {
   type CallSuccess,
   exchange,
   type RouteOptions,
+  recordStreamFailure,
   recordUsage,
   routeModelCall,
+  streamFailed,
+  streamTruncated,
   tryJson,
 } from './model-call';
 import { readUsage } from './pricing';
@@ -259,7 +262,7 @@ async function* relayStream(
       if (out) yield out.endsWith('\n\n') ? out : `${out}\n\n`;
     }
     if (!sawDone && !failure) {
-      failure = truncated();
+      failure = streamTruncated();
       yield sseErrorEvent(failure.toBody());
     }
   } catch (error) {
@@ -283,31 +286,8 @@ function finishStreamLog(
   log.upstreamLatencyMs = performance.now() - sentAt;
   log.response = acc.result();
   recordUsage(log, target, readUsage(acc.usage), (log.response as { model?: unknown }).model);
-  if (failure) {
-    log.effectiveStatus = failure.status;
-    log.error = {
-      message: failure.message,
-      type: failure.type,
-      code: failure.code,
-      origin: failure.origin,
-    };
-  }
+  recordStreamFailure(log, failure);
 }
-
-const truncated = () =>
-  new GatewayError(
-    502,
-    'api_error',
-    'The provider ended the stream before it was complete.',
-    'stream_truncated',
-    null,
-    'provider',
-  );
-
-const streamFailed = (error: unknown) =>
-  error instanceof GatewayError
-    ? error
-    : new GatewayError(502, 'api_error', 'The provider stream failed.', 'stream_failed', null, 'provider');
 
 /**
  * A translated provider's stream: each upstream event (SSE or AWS event stream) becomes zero or more
@@ -371,7 +351,7 @@ async function* translateStream(
       failure = translator.failure;
       yield sseErrorEvent(failure.toBody());
     } else if (!translator.complete) {
-      failure = truncated();
+      failure = streamTruncated();
       yield sseErrorEvent(failure.toBody());
     } else {
       const last = write(translator.end());

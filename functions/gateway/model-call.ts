@@ -249,3 +249,27 @@ export function recordUsage(
   log.cost = costOf(target.provider.name, model, log.usage);
   if (log.cost === null && model !== log.model) log.cost = costOf(target.provider.name, log.model, log.usage);
 }
+
+/** A stream the provider ended before its last event. */
+export const streamTruncated = () =>
+  new GatewayError(
+    502,
+    'api_error',
+    'The provider ended the stream before it was complete.',
+    'stream_truncated',
+    null,
+    'provider',
+  );
+
+/** A stream that failed while it was being read. */
+export const streamFailed = (error: unknown) =>
+  error instanceof GatewayError
+    ? error
+    : new GatewayError(502, 'api_error', 'The provider stream failed.', 'stream_failed', null, 'provider');
+
+/** A failure after the 200 was sent: the log entry takes its status and error. */
+export function recordStreamFailure(log: UsageLogDraft, failure: GatewayError | undefined): void {
+  if (!failure) return;
+  log.effectiveStatus = failure.status;
+  log.error = { message: failure.message, type: failure.type, code: failure.code, origin: failure.origin };
+}

@@ -5,9 +5,18 @@ import {
   type StreamWatch,
 } from '../guardrails/request-guard';
 import type { OperationHandler } from './dispatch';
-import { badRequest, GatewayError, providerError } from './errors';
+import { badRequest, type GatewayError, providerError } from './errors';
 import type { HttpEvent, HttpResult, RequestState } from './http';
-import { type CallSuccess, exchange, recordUsage, routeModelCall, tryJson } from './model-call';
+import {
+  type CallSuccess,
+  exchange,
+  recordStreamFailure,
+  recordUsage,
+  routeModelCall,
+  streamFailed,
+  streamTruncated,
+  tryJson,
+} from './model-call';
 import { passthroughOperations } from './passthrough';
 import { bodyText, jsonBody } from './request-body';
 import { SseParser } from './sse';
@@ -324,44 +333,19 @@ async function* relayResponseEvents(
       yield out.endsWith('\n\n') ? out : `${out}\n\n`;
     }
     if (!ended) {
-      failure = new GatewayError(
-        502,
-        'api_error',
-        'The provider ended the stream before it was complete.',
-        'stream_truncated',
-        null,
-        'provider',
-      );
+      failure = streamTruncated();
       yield responsesErrorEvent(failure);
     }
   } catch (error) {
     if (!(error instanceof ClientGoneError)) {
-      failure =
-        error instanceof GatewayError
-          ? error
-          : new GatewayError(
-              502,
-              'api_error',
-              'The provider stream failed.',
-              'stream_failed',
-              null,
-              'provider',
-            );
+      failure = streamFailed(error);
       yield responsesErrorEvent(failure);
     }
   } finally {
     log.upstreamLatencyMs = performance.now() - sentAt;
     log.response = final ?? null;
     recordUsage(log, target, responsesUsage(final?.usage), final?.model);
-    if (failure) {
-      log.effectiveStatus = failure.status;
-      log.error = {
-        message: failure.message,
-        type: failure.type,
-        code: failure.code,
-        origin: failure.origin,
-      };
-    }
+    recordStreamFailure(log, failure);
   }
 }
 

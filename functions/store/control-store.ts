@@ -1,6 +1,6 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Scope } from '../operations';
-import { documentClient, tableName } from './dynamo';
+import { documentClient, queryByPrefix, tableName } from './dynamo';
 
 // Control entities in one table. Keys:
 //   BOOTSTRAP / BOOTSTRAP        -> which organisation the deployment bootstrapped
@@ -304,21 +304,7 @@ export class ControlStore {
   }
 
   private async queryPrefix<T>(pk: string, skPrefix: string): Promise<T[]> {
-    const items: T[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: TABLE(),
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of out.Items ?? []) items.push(strip<T>(item));
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-    return items;
+    return (await queryByPrefix(TABLE(), pk, skPrefix)) as T[];
   }
 }
 

@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLES, type TableName } from './tables';
 
 // Built once per container. DYNAMODB_ENDPOINT points at the embedded DynamoDB locally.
@@ -46,4 +46,27 @@ export class CursorError extends Error {
   constructor() {
     super('cursor is not valid');
   }
+}
+
+/** Every item of partition `pk` whose sort key `sk` starts with `prefix`, all pages, keys removed. */
+export async function queryByPrefix(
+  table: string,
+  pk: string,
+  prefix: string,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await documentClient().send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const { pk: _pk, sk: _sk, ...item } of out.Items ?? []) items.push(item);
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return items;
 }

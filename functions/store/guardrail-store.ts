@@ -1,5 +1,5 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, tableName } from './dynamo';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, queryByPrefix, tableName } from './dynamo';
 
 // Saved guardrails live in the control table: ORG#<org> / GR#<workspace>#<id>.
 
@@ -42,24 +42,11 @@ export class GuardrailStore {
   }
 
   async list(organisationId: string, workspace: string): Promise<GuardrailRecord[]> {
-    const items: GuardrailRecord[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: TABLE(),
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': `ORG#${organisationId}`, ':prefix': `GR#${workspace}#` },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of out.Items ?? []) {
-        const { pk: _pk, sk: _sk, ...record } = item;
-        items.push(record as GuardrailRecord);
-      }
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-    return items;
+    return (await queryByPrefix(
+      TABLE(),
+      `ORG#${organisationId}`,
+      `GR#${workspace}#`,
+    )) as unknown as GuardrailRecord[];
   }
 
   async delete(organisationId: string, workspace: string, id: string): Promise<boolean> {

@@ -6,7 +6,7 @@ import {
   QueryCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailure } from './control-store';
-import { documentClient, tableName } from './dynamo';
+import { documentClient, queryByPrefix, tableName } from './dynamo';
 
 // Prompt templates in the control table. Every version is an immutable item; a head item per prompt
 // carries its latest version for listing and for reads that name no version:
@@ -114,21 +114,11 @@ export class PromptStore {
   }
 
   async list(organisationId: string, workspace: string): Promise<PromptRecord[]> {
-    const items: PromptRecord[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: TABLE(),
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': `ORG#${organisationId}`, ':prefix': `PROMPT#${workspace}#` },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of out.Items ?? []) items.push(strip(item));
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-    return items;
+    return (await queryByPrefix(
+      TABLE(),
+      `ORG#${organisationId}`,
+      `PROMPT#${workspace}#`,
+    )) as unknown as PromptRecord[];
   }
 
   /** Removes the head first, so the prompt disappears at once, then every version. */
