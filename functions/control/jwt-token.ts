@@ -86,10 +86,10 @@ export function decodeJwt(value: string): DecodedJwt | undefined {
 
 export const looksLikeJwt = (value: string) => decodeJwt(value) !== undefined;
 
-/** First and last two characters, a fixed run of `*` between: neither the token nor its length is kept. */
+/** The first and last two characters, every other one `*` (a value too short to show any: all `*`). */
 export function maskToken(token: string): string {
-  if (token.length <= 8) return '*****';
-  return `${token.slice(0, 2)}*****${token.slice(-2)}`;
+  if (token.length <= 8) return '*'.repeat(token.length);
+  return `${token.slice(0, 2)}${'*'.repeat(token.length - 4)}${token.slice(-2)}`;
 }
 
 const firstString = (payload: Record<string, unknown>, names: string[]): string | undefined => {

@@ -53,9 +53,11 @@ describe('telling a JWT from an API key', () => {
 });
 
 describe('maskToken', () => {
-  it('keeps the first and last two characters, hides the rest and the length', () => {
-    expect(maskToken('eyJhbGciOiJSUzI1NiJ9.payload.signatureXk')).toBe('ey*****Xk');
-    expect(maskToken(`ey${'x'.repeat(900)}Xk`)).toBe('ey*****Xk');
+  it('keeps the first and last two characters and replaces every other one with *', () => {
+    const token = 'eyJhbGciOiJSUzI1NiJ9.payload.signatureXk';
+    expect(maskToken(token)).toBe(`ey${'*'.repeat(token.length - 4)}Xk`);
+    expect(maskToken(token)).toHaveLength(token.length);
+    expect(maskToken(`ey${'x'.repeat(900)}Xk`)).toBe(`ey${'*'.repeat(900)}Xk`);
     expect(maskToken('short')).toBe('*****');
   });
 });
