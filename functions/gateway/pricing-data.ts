@@ -162,33 +162,28 @@ export const PRICES: Record<string, ProviderPrices> = {
     },
   },
   groq: {
+    // Only models whose price a dated public source confirms; others log cost null.
     source: 'https://groq.com/pricing',
     checked: '2026-11-20',
     models: {
       'openai/gpt-oss-120b': { input: 0.15, cached_input: 0.075, output: 0.6 },
-      'openai/gpt-oss-20b': { input: 0.075, cached_input: 0.0375, output: 0.3 },
-      'llama-3.3-70b-versatile': { input: 0.59, output: 0.79 },
-      'llama-3.1-8b-instant': { input: 0.05, output: 0.08 },
-      'meta-llama/llama-4-maverick-17b-128e-instruct': { input: 0.2, output: 0.6 },
-      'meta-llama/llama-4-scout-17b-16e-instruct': { input: 0.11, output: 0.34 },
-      'moonshotai/kimi-k2-instruct-0905': { input: 1.0, cached_input: 0.5, output: 3.0 },
-      'qwen/qwen3-32b': { input: 0.29, output: 0.59 },
+      'moonshotai/kimi-k2-instruct-0905': { input: 1.0, output: 3.0 },
     },
   },
   'mistral-ai': {
+    // `-latest` aliases follow Mistral's current model of each line (Medium latest is Medium 3.5).
     source: 'https://mistral.ai/pricing#api-pricing',
     checked: '2026-11-20',
     models: {
       'mistral-large-latest': { input: 0.5, output: 1.5 },
-      'mistral-medium-latest': { input: 0.4, output: 2.0 },
+      'mistral-medium-latest': { input: 1.5, output: 7.5 },
       'mistral-small-latest': { input: 0.1, output: 0.3 },
       'magistral-medium-latest': { input: 2.0, output: 5.0 },
       'magistral-small-latest': { input: 0.5, output: 1.5 },
       'codestral-latest': { input: 0.3, output: 0.9 },
       'devstral-medium-latest': { input: 0.4, output: 2.0 },
-      'ministral-8b-latest': { input: 0.1, output: 0.1 },
-      'ministral-3b-latest': { input: 0.04, output: 0.04 },
-      'open-mistral-nemo': { input: 0.15, output: 0.15 },
+      'ministral-8b-latest': { input: 0.15, output: 0.15 },
+      'ministral-3b-latest': { input: 0.1, output: 0.1 },
     },
   },
   'together-ai': {
@@ -196,27 +191,17 @@ export const PRICES: Record<string, ProviderPrices> = {
     checked: '2026-11-20',
     models: {
       'meta-llama/Llama-3.3-70B-Instruct-Turbo': { input: 0.88, output: 0.88 },
-      'meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo': { input: 0.18, output: 0.18 },
-      'meta-llama/Meta-Llama-3.1-405B-Instruct-Turbo': { input: 3.5, output: 3.5 },
-      'meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8': { input: 0.27, output: 0.85 },
-      'meta-llama/Llama-4-Scout-17B-16E-Instruct': { input: 0.18, output: 0.59 },
-      'deepseek-ai/DeepSeek-V3': { input: 1.25, output: 1.25 },
-      'deepseek-ai/DeepSeek-R1': { input: 3.0, output: 7.0 },
-      'Qwen/Qwen2.5-72B-Instruct-Turbo': { input: 1.2, output: 1.2 },
-      'openai/gpt-oss-120b': { input: 0.15, output: 0.6 },
     },
   },
   'fireworks-ai': {
-    source: 'https://fireworks.ai/pricing (serverless)',
+    // Named rows of the serverless table; the Llama models are priced by size (4B-16B, over 16B).
+    source: 'https://docs.fireworks.ai/serverless/pricing (standard tier)',
     checked: '2026-11-20',
     models: {
       'accounts/fireworks/models/llama-v3p3-70b-instruct': { input: 0.9, output: 0.9 },
       'accounts/fireworks/models/llama-v3p1-8b-instruct': { input: 0.2, output: 0.2 },
-      'accounts/fireworks/models/deepseek-v3': { input: 0.9, output: 0.9 },
-      'accounts/fireworks/models/deepseek-r1': { input: 3.0, output: 8.0 },
-      'accounts/fireworks/models/gpt-oss-120b': { input: 0.15, output: 0.6 },
-      'accounts/fireworks/models/qwen3-235b-a22b': { input: 0.22, output: 0.88 },
-      'accounts/fireworks/models/kimi-k2-instruct': { input: 0.6, output: 2.5 },
+      'accounts/fireworks/models/deepseek-v3': { input: 0.56, cached_input: 0.28, output: 1.68 },
+      'accounts/fireworks/models/gpt-oss-120b': { input: 0.15, cached_input: 0.015, output: 0.6 },
     },
   },
   deepseek: {
@@ -229,16 +214,11 @@ export const PRICES: Record<string, ProviderPrices> = {
     },
   },
   openrouter: {
-    // OpenRouter passes the underlying provider's price through; only a few common routes are listed.
-    source: 'https://openrouter.ai/models',
+    // OpenRouter passes the underlying provider's price through; only routes read on a model page.
+    source: 'https://openrouter.ai/openai/gpt-5',
     checked: '2026-11-20',
     models: {
       'openai/gpt-5': { input: 1.25, cached_input: 0.125, output: 10.0 },
-      'openai/gpt-4o-mini': { input: 0.15, cached_input: 0.075, output: 0.6 },
-      'anthropic/claude-sonnet-4.5': { input: 3.0, cached_input: 0.3, output: 15.0 },
-      'anthropic/claude-haiku-4.5': { input: 1.0, cached_input: 0.1, output: 5.0 },
-      'google/gemini-2.5-pro': { input: 1.25, cached_input: 0.125, output: 10.0 },
-      'google/gemini-2.5-flash': { input: 0.3, cached_input: 0.03, output: 2.5 },
     },
   },
   'perplexity-ai': {
@@ -269,24 +249,17 @@ export const PRICES: Record<string, ProviderPrices> = {
     },
   },
   cerebras: {
+    // No price confirmed by a dated public source yet; the Llama and Qwen models listed before are
+    // retired. Cost is logged as null until a pricing file supplies one.
     source: 'https://www.cerebras.ai/pricing (developer tier)',
     checked: '2026-11-20',
-    models: {
-      'gpt-oss-120b': { input: 0.35, output: 0.75 },
-      'llama-3.3-70b': { input: 0.85, output: 1.2 },
-      'llama3.1-8b': { input: 0.1, output: 0.1 },
-      'qwen-3-32b': { input: 0.4, output: 0.8 },
-      'qwen-3-235b-a22b-instruct-2507': { input: 0.6, output: 1.2 },
-    },
+    models: {},
   },
   deepinfra: {
     source: 'https://deepinfra.com/pricing',
     checked: '2026-11-20',
     models: {
       'meta-llama/Llama-3.3-70B-Instruct-Turbo': { input: 0.1, output: 0.32 },
-      'meta-llama/Meta-Llama-3.1-8B-Instruct': { input: 0.03, output: 0.05 },
-      'deepseek-ai/DeepSeek-V3': { input: 0.38, output: 0.89 },
-      'openai/gpt-oss-120b': { input: 0.05, output: 0.45 },
     },
   },
   // ollama and vllm run on the deployment's own hardware: no token price, so cost is logged as null.
