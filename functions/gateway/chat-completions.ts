@@ -241,19 +241,8 @@ async function* relayStream(
   try {
     for await (const bytes of upstream.body) {
       const out = relay(parser.push(bytes));
-      // Checked before it is sent: text that fails a `deny` check never reaches the client, and the last
-      // check runs before `[DONE]` does.
-      const denied = await watch?.check(acc.text(), sawDone);
-      if (denied) {
-        failure = denied;
-        yield sseErrorEvent(denied.toBody());
-        break;
-      }
-      if (out) {
-        yield out;
-        // The generator resumes only once the adapter has written the chunk to the client.
-        log.firstChunkMs ??= performance.now() - sentAt;
-      }
+      // The last check runs before `[DONE]` goes out.
+      failure = (yield* sendChecked(out, acc.text(), sawDone, watch, log, sentAt)) ?? failure;
       if (failure) break;
     }
     const rest = parser.flush();
@@ -287,6 +276,32 @@ function finishStreamLog(
   log.response = acc.result();
   recordUsage(log, target, readUsage(acc.usage), (log.response as { model?: unknown }).model);
   recordStreamFailure(log, failure);
+}
+
+/**
+ * Sends one batch of a stream, unless the output guardrails refuse the text so far: then the SSE error
+ * instead, and the refusal is returned. Checked before it is sent, so text that fails a `deny` check
+ * never reaches the client.
+ */
+async function* sendChecked(
+  out: string,
+  text: string,
+  final: boolean,
+  watch: StreamWatch | undefined,
+  log: UsageLogDraft,
+  sentAt: number,
+): AsyncGenerator<string, GatewayError | undefined> {
+  const denied = await watch?.check(text, final);
+  if (denied) {
+    yield sseErrorEvent(denied.toBody());
+    return denied;
+  }
+  if (out) {
+    yield out;
+    // The generator resumes only once the adapter has written the chunk to the client.
+    log.firstChunkMs ??= performance.now() - sentAt;
+  }
+  return undefined;
 }
 
 /**
@@ -331,16 +346,8 @@ async function* translateStream(
   try {
     for await (const bytes of upstream.body) {
       const out = translate(decoder.push(bytes));
-      const denied = await watch?.check(acc.text(), false);
-      if (denied) {
-        failure = denied;
-        yield sseErrorEvent(denied.toBody());
-        return;
-      }
-      if (out) {
-        yield out;
-        log.firstChunkMs ??= performance.now() - sentAt;
-      }
+      failure = yield* sendChecked(out, acc.text(), false, watch, log, sentAt);
+      if (failure) return;
       if (translator.failure) break;
     }
     if (!translator.failure) {
@@ -354,14 +361,14 @@ async function* translateStream(
       failure = streamTruncated();
       yield sseErrorEvent(failure.toBody());
     } else {
-      const last = write(translator.end());
-      const denied = await watch?.check(acc.text(), true);
-      if (denied) {
-        failure = denied;
-        yield sseErrorEvent(denied.toBody());
-        return;
-      }
-      yield `${last}data: [DONE]\n\n`;
+      failure = yield* sendChecked(
+        `${write(translator.end())}data: [DONE]\n\n`,
+        acc.text(),
+        true,
+        watch,
+        log,
+        sentAt,
+      );
     }
   } catch (error) {
     if (!(error instanceof ClientGoneError)) {
