@@ -1,8 +1,19 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { agent, call, fmt, freePort, pct, rssMb, sort, startChild, throughput } from './support';
+import {
+  agent,
+  BENCH_ADMIN_KEY,
+  call,
+  fmt,
+  freePort,
+  pct,
+  rssMb,
+  sort,
+  startBenchStack,
+  startChild,
+  throughput,
+} from './support';
 
 // `npm run bench:peer`: this gateway beside Portkey's open-source gateway (`@portkey-ai/gateway`, a
 // devDependency) and a bare node:http proxy hop, against the same zero-latency fake upstream, in one
@@ -13,7 +24,6 @@ const PAIRS = Number(process.env.BENCH_PAIRS ?? 1000);
 const WARMUP = 200;
 const RPS_REQUESTS = Number(process.env.BENCH_RPS_REQUESTS ?? 3000);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 100);
-const ADMIN_KEY = 'gwk_bench_admin_key_0123456789';
 
 const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
 const streamBody = JSON.stringify({
@@ -32,24 +42,8 @@ function portkeyEntry(): string {
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
 
 async function main() {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gateway-peer-'));
-  const upstream = await startChild(['bench/fake-upstream.ts'], {}, /fake upstream on (\d+)/);
-  const upstreamPort = Number(upstream.match[1]);
+  const { upstreamPort, gatewayPort, proxyPort, gatewayPid, stop } = await startBenchStack();
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}/v1`;
-  const gateway = await startChild(
-    ['local/main.ts'],
-    {
-      PORT: '0',
-      GATEWAY_DATA_DIR: dataDir,
-      GATEWAY_ADMIN_KEY: ADMIN_KEY,
-      POWERTOOLS_LOG_LEVEL: 'ERROR',
-      GATEWAY_LOG_LEVEL: 'warn',
-    },
-    /listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/,
-  );
-  const gatewayPort = Number(gateway.match[1]);
-  const proxy = await startChild(['bench/bare-proxy.ts', String(upstreamPort)], {}, /bare proxy on (\d+)/);
-  const proxyPort = Number(proxy.match[1]);
   const portkeyPort = await freePort();
   const portkey = await startChild(
     [portkeyEntry(), `--port=${portkeyPort}`, '--headless'],
@@ -63,7 +57,7 @@ async function main() {
     // spend update are all on every request.
     const created = await fetch(`http://127.0.0.1:${gatewayPort}/v1/virtual-keys`, {
       method: 'POST',
-      headers: { 'x-gateway-api-key': ADMIN_KEY, 'content-type': 'application/json' },
+      headers: { 'x-gateway-api-key': BENCH_ADMIN_KEY, 'content-type': 'application/json' },
       body: JSON.stringify({
         name: 'bench',
         slug: 'bench',
@@ -80,7 +74,7 @@ async function main() {
       call(upstreamPort, '/v1/chat/completions', body, { authorization: 'Bearer sk-bench' });
     const viaProxy = () =>
       call(proxyPort, '/v1/chat/completions', body, { authorization: 'Bearer sk-bench' });
-    const gwHeaders = { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': '@bench' };
+    const gwHeaders = { 'x-gateway-api-key': BENCH_ADMIN_KEY, 'x-gateway-provider': '@bench' };
     const viaGateway = () => call(gatewayPort, '/v1/chat/completions', body, gwHeaders);
     const pkHeaders = {
       authorization: 'Bearer sk-bench',
@@ -162,14 +156,12 @@ async function main() {
       );
     }
     console.log('\nMemory after load (RSS)');
-    console.log(
-      `  this gateway     ${rssMb(gateway.child.pid).toFixed(0)} MB (with its embedded DynamoDB worker)`,
-    );
+    console.log(`  this gateway     ${rssMb(gatewayPid).toFixed(0)} MB (with its embedded DynamoDB worker)`);
     console.log(`  Portkey 1.15     ${rssMb(portkey.child.pid).toFixed(0)} MB`);
   } finally {
-    for (const started of [gateway, proxy, portkey, upstream]) started.child.kill('SIGTERM');
+    portkey.child.kill('SIGTERM');
+    stop();
     agent.destroy();
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

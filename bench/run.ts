@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { FUNCTION_GROUPS } from '../functions/operations';
 import { esbuildOptions } from '../lib/bundling';
-import { agent, call, fmt, pct, sort, startChild, throughput } from './support';
+import { agent, BENCH_ADMIN_KEY, call, fmt, pct, sort, startBenchStack, throughput } from './support';
 
 // `npm run bench`: gateway overhead against a zero-latency fake upstream on loopback, requests per second,
 // added time to first streamed chunk, bundle sizes and cold import times. Gateway, upstream and this
@@ -16,7 +16,6 @@ const WARMUP = 300;
 const CONCURRENCY = 16;
 const RPS_REQUESTS = Number(process.env.BENCH_RPS_REQUESTS ?? 4000);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 200);
-const ADMIN_KEY = 'gwk_bench_admin_key_0123456789';
 
 const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
 const streamBody = JSON.stringify({
@@ -26,26 +25,9 @@ const streamBody = JSON.stringify({
 });
 
 async function main() {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
-  const upstream = await startChild(['bench/fake-upstream.ts'], {}, /fake upstream on (\d+)/);
-  const upstreamPort = Number(upstream.match[1]);
-  const gateway = await startChild(
-    ['local/main.ts'],
-    // warn: no line per request on stdout (the line costs a few µs; this measures the request path).
-    {
-      PORT: '0',
-      GATEWAY_DATA_DIR: dataDir,
-      GATEWAY_ADMIN_KEY: ADMIN_KEY,
-      POWERTOOLS_LOG_LEVEL: 'ERROR',
-      GATEWAY_LOG_LEVEL: 'warn',
-    },
-    /listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/,
-  );
-  const gatewayPort = Number(gateway.match[1]);
-  const proxy = await startChild(['bench/bare-proxy.ts', String(upstreamPort)], {}, /bare proxy on (\d+)/);
-  const proxyPort = Number(proxy.match[1]);
+  const { upstreamPort, gatewayPort, proxyPort, stop } = await startBenchStack();
   const gwHeaders = {
-    'x-gateway-api-key': ADMIN_KEY,
+    'x-gateway-api-key': BENCH_ADMIN_KEY,
     'x-gateway-custom-host': `http://127.0.0.1:${upstreamPort}/v1`,
     authorization: 'Bearer sk-bench',
   };
@@ -113,9 +95,7 @@ async function main() {
       `  beyond a bare hop   p50 ${fmt(pct(sgs, 50) - pct(sps, 50))}   p99 ${fmt(pct(sgs, 99) - pct(sps, 99))}`,
     );
   } finally {
-    gateway.child.kill('SIGTERM');
-    proxy.child.kill('SIGTERM');
-    upstream.child.kill('SIGTERM');
+    stop();
     agent.destroy();
   }
 
@@ -139,7 +119,6 @@ async function main() {
     );
   }
   rmSync(outDir, { recursive: true, force: true });
-  rmSync(dataDir, { recursive: true, force: true });
 }
 
 await main();

@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 // What the benchmarks share: child processes, one timed HTTP call, percentiles.
 
@@ -128,4 +130,47 @@ export function rssMb(pid: number | undefined): number {
   } catch {
     return Number.NaN;
   }
+}
+
+export const BENCH_ADMIN_KEY = 'gwk_bench_admin_key_0123456789';
+
+export interface BenchStack {
+  upstreamPort: number;
+  gatewayPort: number;
+  proxyPort: number;
+  gatewayPid: number | undefined;
+  stop(): void;
+}
+
+/**
+ * The zero-latency fake upstream, the gateway as `npm start` runs it (no line per request on stdout:
+ * the line costs a few µs and this measures the request path), and a bare proxy hop, each in its own
+ * process, on a fresh data dir.
+ */
+export async function startBenchStack(): Promise<BenchStack> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
+  const upstream = await startChild(['bench/fake-upstream.ts'], {}, /fake upstream on (\d+)/);
+  const upstreamPort = Number(upstream.match[1]);
+  const gateway = await startChild(
+    ['local/main.ts'],
+    {
+      PORT: '0',
+      GATEWAY_DATA_DIR: dataDir,
+      GATEWAY_ADMIN_KEY: BENCH_ADMIN_KEY,
+      POWERTOOLS_LOG_LEVEL: 'ERROR',
+      GATEWAY_LOG_LEVEL: 'warn',
+    },
+    /listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/,
+  );
+  const proxy = await startChild(['bench/bare-proxy.ts', String(upstreamPort)], {}, /bare proxy on (\d+)/);
+  return {
+    upstreamPort,
+    gatewayPort: Number(gateway.match[1]),
+    proxyPort: Number(proxy.match[1]),
+    gatewayPid: gateway.child.pid,
+    stop() {
+      for (const started of [gateway, proxy, upstream]) started.child.kill('SIGTERM');
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
