@@ -168,7 +168,7 @@ export function LogsView({
   };
 
   return (
-    <section>
+    <section data-page="logs">
       <form
         class="filters card"
         onSubmit={(e) => {
