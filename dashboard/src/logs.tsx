@@ -228,74 +228,85 @@ export function LogsView({
         </p>
       )}
       <div class="card table-wrap">
-        <table class="logs" aria-busy={loading}>
-          <thead>
-            <tr>
-              <th>Time</th>
-              <th>User</th>
-              <th>Provider</th>
-              <th>Model</th>
-              <th>Status</th>
-              <th class="num">Tokens</th>
-              <th class="num">Latency</th>
-              <th class="num">Cost</th>
-              <th>Metadata</th>
-              <th>Virtual key</th>
-              <th>API key</th>
-              <th>Retries / fallback</th>
-              <th class="num">First chunk</th>
-              <th class="num" title="Time the gateway itself took: latency minus every upstream attempt">
-                Gateway
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {page?.data.map((e) => {
-              const t = timing(e);
-              const keyId = e.auth.key_id;
-              return (
-                <tr key={e.id} data-log-id={e.id} onClick={() => onOpen(e.id)}>
-                  <td class="nowrap">
-                    {/* A real link: keyboard, middle-click and copy-link all work, and the URL is shareable. */}
-                    <a href={`#/logs/${encodeURIComponent(e.id)}`}>{formatTime(e.timestamp)}</a>
-                  </td>
-                  <td>{e.user ?? '—'}</td>
-                  <td>{e.provider ?? '—'}</td>
-                  <td>{e.model ?? '—'}</td>
-                  <td class="nowrap">
-                    <StatusBadge status={e.status} />
-                    {e.stream && <span class="tag">stream</span>}
-                  </td>
-                  <td
-                    class="num"
-                    title={e.usage ? `${e.usage.prompt_tokens} in, ${e.usage.completion_tokens} out` : ''}
-                  >
-                    {e.usage ? e.usage.total_tokens : '—'}
-                  </td>
-                  <td class="num">{formatMs(e.latency_ms)}</td>
-                  <td class="num">{formatCost(e.cost)}</td>
-                  <td>
-                    {Object.entries(e.metadata).map(([k, v]) => (
-                      <span class="chip" key={k}>
-                        {k}={v}
-                      </span>
-                    ))}
-                  </td>
-                  <td>{e.virtual_key ? `@${e.virtual_key}` : '—'}</td>
-                  <td data-api-key={keyId ?? ''}>
-                    {keyId ? (keyNames.get(keyId) ?? keyId) : e.auth.subject ? `jwt ${e.auth.subject}` : '—'}
-                  </td>
-                  <td class="nowrap">{routeSummary(t)}</td>
-                  <td class="num">{formatMs(e.first_chunk_ms)}</td>
-                  <td class="num" title={t.includesWaits ? 'Includes the waits between retries' : undefined}>
-                    {formatMs(t.gatewayMs)}
-                    {t.includesWaits ? '*' : ''}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        {/* The table is drawn with its first rows: its columns then never move under the reader. */}
+        {!page && !error && <p class="empty">Loading…</p>}
+        {page && (
+          <table class="logs" aria-busy={loading}>
+            <thead>
+              <tr>
+                <th>Time</th>
+                <th>User</th>
+                <th>Provider</th>
+                <th>Model</th>
+                <th>Status</th>
+                <th class="num">Tokens</th>
+                <th class="num">Latency</th>
+                <th class="num">Cost</th>
+                <th>Metadata</th>
+                <th>Virtual key</th>
+                <th>API key</th>
+                <th>Retries / fallback</th>
+                <th class="num">First chunk</th>
+                <th class="num" title="Time the gateway itself took: latency minus every upstream attempt">
+                  Gateway
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.data.map((e) => {
+                const t = timing(e);
+                const keyId = e.auth.key_id;
+                return (
+                  <tr key={e.id} data-log-id={e.id} onClick={() => onOpen(e.id)}>
+                    <td class="nowrap">
+                      {/* A real link: keyboard, middle-click and copy-link all work, and the URL is shareable. */}
+                      <a href={`#/logs/${encodeURIComponent(e.id)}`}>{formatTime(e.timestamp)}</a>
+                    </td>
+                    <td>{e.user ?? '—'}</td>
+                    <td>{e.provider ?? '—'}</td>
+                    <td>{e.model ?? '—'}</td>
+                    <td class="nowrap">
+                      <StatusBadge status={e.status} />
+                      {e.stream && <span class="tag">stream</span>}
+                    </td>
+                    <td
+                      class="num"
+                      title={e.usage ? `${e.usage.prompt_tokens} in, ${e.usage.completion_tokens} out` : ''}
+                    >
+                      {e.usage ? e.usage.total_tokens : '—'}
+                    </td>
+                    <td class="num">{formatMs(e.latency_ms)}</td>
+                    <td class="num">{formatCost(e.cost)}</td>
+                    <td>
+                      {Object.entries(e.metadata).map(([k, v]) => (
+                        <span class="chip" key={k}>
+                          {k}={v}
+                        </span>
+                      ))}
+                    </td>
+                    <td>{e.virtual_key ? `@${e.virtual_key}` : '—'}</td>
+                    <td data-api-key={keyId ?? ''}>
+                      {keyId
+                        ? (keyNames.get(keyId) ?? keyId)
+                        : e.auth.subject
+                          ? `jwt ${e.auth.subject}`
+                          : '—'}
+                    </td>
+                    <td class="nowrap">{routeSummary(t)}</td>
+                    <td class="num">{formatMs(e.first_chunk_ms)}</td>
+                    <td
+                      class="num"
+                      title={t.includesWaits ? 'Includes the waits between retries' : undefined}
+                    >
+                      {formatMs(t.gatewayMs)}
+                      {t.includesWaits ? '*' : ''}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        )}
         {page && page.data.length === 0 && (
           <p class="empty">
             No log entries match. Send a request through the gateway (or clear the filters) and it appears
@@ -303,25 +314,28 @@ export function LogsView({
           </p>
         )}
       </div>
-      <nav class="pager" aria-label="Log pages">
-        <button
-          type="button"
-          class="secondary"
-          disabled={cursors.length <= 1}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Newer
-        </button>
-        <span class="muted">Page {cursors.length}</span>
-        <button
-          type="button"
-          class="secondary"
-          disabled={!page?.next}
-          onClick={() => page?.next && setCursors([...cursors, page.next])}
-        >
-          Older
-        </button>
-      </nav>
+      {/* Drawn with the first page, so that it never jumps down when the rows arrive. */}
+      {page && (
+        <nav class="pager" aria-label="Log pages">
+          <button
+            type="button"
+            class="secondary"
+            disabled={cursors.length <= 1}
+            onClick={() => setCursors(cursors.slice(0, -1))}
+          >
+            Newer
+          </button>
+          <span class="muted">Page {cursors.length}</span>
+          <button
+            type="button"
+            class="secondary"
+            disabled={!page?.next}
+            onClick={() => page?.next && setCursors([...cursors, page.next])}
+          >
+            Older
+          </button>
+        </nav>
+      )}
     </section>
   );
 }

@@ -131,7 +131,8 @@ function App() {
           ))}
         </nav>
         <div class="top-end">
-          {workspaces.length > 1 && (
+          {/* Always drawn, so that the header keeps its height when the organisation has loaded. */}
+          {
             <label class="workspace-pick">
               <span>Workspace</span>
               <select
@@ -147,7 +148,7 @@ function App() {
                 ))}
               </select>
             </label>
-          )}
+          }
           <span class="muted base" title={session.base}>
             {org?.name ?? session.base}
           </span>

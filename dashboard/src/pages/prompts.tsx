@@ -130,7 +130,7 @@ function PromptForm({
           <FieldError error={form.error} name="model" />
         </label>
         <label>
-          Target: provider or @virtual-key (optional)
+          Target (provider or @slug)
           <input
             name="target"
             placeholder="openai or @team-a"
@@ -364,6 +364,16 @@ export function PromptsPage({ api, workspace }: { api: GatewayApi; workspace: st
           list.reload();
         }}
       />
+      {open && !editing && (
+        <div class="open-head">
+          <h3>
+            {open.name} (v{open.version})
+          </h3>
+          <button type="button" class="secondary small" onClick={() => setOpen(null)}>
+            Close
+          </button>
+        </div>
+      )}
       {open && !editing && (
         <div class="grid2">
           <RunPanel key={`${open.id}-${open.version}`} api={api} prompt={open} />
