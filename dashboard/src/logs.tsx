@@ -285,7 +285,7 @@ export function LogsView({
                       ))}
                     </td>
                     <td>{e.virtual_key ? `@${e.virtual_key}` : '—'}</td>
-                    <td data-api-key={keyId ?? ''}>
+                    <td class="wrap" data-api-key={keyId ?? ''}>
                       {keyId
                         ? (keyNames.get(keyId) ?? keyId)
                         : e.auth.subject

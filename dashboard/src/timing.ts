@@ -5,7 +5,7 @@ export interface Timing {
   upstreamMs: number | null;
   /** Upstream time of the attempts before it: retries and fallback targets that failed. */
   earlierAttemptsMs: number;
-  /** Retries at the last target (what `x-gateway-retry-count` said). */
+  /** Retries at any target (`x-gateway-retry-count` counts those at the last target only). */
   retries: number;
   /** The target index that served when a fallback moved past the first, else null. */
   fallbackTarget: string | null;
@@ -22,7 +22,8 @@ export function timing(e: LogEntry): Timing {
   const attempts = e.attempts ?? [];
   const last = attempts[attempts.length - 1];
   const earlier = attempts.slice(0, -1);
-  const retries = last ? attempts.filter((a) => a.target_index === last.target_index).length - 1 : 0;
+  // A retry is an attempt at the same target as the one before it; backoff waits sit between them.
+  const retries = attempts.filter((a, i) => i > 0 && attempts[i - 1]?.target_index === a.target_index).length;
   const targets = new Set(attempts.map((a) => a.target_index));
   const earlierAttemptsMs = earlier.reduce((sum, a) => sum + a.latency_ms, 0);
   const upstreamMs = e.upstream_latency_ms;
@@ -34,17 +35,16 @@ export function timing(e: LogEntry): Timing {
     retries,
     fallbackTarget: targets.size > 1 && last ? last.target_index : null,
     gatewayMs,
-    // Backoff only happens between two attempts at the same target.
-    includesWaits: attempts.some((a, i) => i > 0 && attempts[i - 1]?.target_index === a.target_index),
+    includesWaits: retries > 0,
   };
 }
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
 
-/** The route a request took, in a few words: "2 retries", "fallback to 1", "—". */
+/** The route a request took, in a few words: "2 retries", "1 retry, fallback → 1", "—". */
 export function routeSummary(t: Timing): string {
   const parts = [];
-  if (t.fallbackTarget !== null) parts.push(`fallback → ${t.fallbackTarget}`);
   if (t.retries > 0) parts.push(`${t.retries} ${t.retries === 1 ? 'retry' : 'retries'}`);
+  if (t.fallbackTarget !== null) parts.push(`fallback → ${t.fallbackTarget}`);
   return parts.join(', ') || '—';
 }

@@ -286,7 +286,7 @@ describe('web dashboard', () => {
 
     const fellBack = entries.find((e) => e.attempts.length === 3);
     expect(fellBack.attempts.map((a: { target_index: string }) => a.target_index)).toEqual(['0', '0', '1']);
-    expect((await cells(fellBack.id))[col('Retries / fallback')]).toBe('fallback → 1');
+    expect((await cells(fellBack.id))[col('Retries / fallback')]).toBe('1 retry, fallback → 1');
     const streamed = entries.find((e) => e.stream);
     expect((await cells(streamed.id))[col('First chunk')]).toMatch(/^\d+ ms$/);
     expect((await cells(entries[0].id))[col('First chunk')]).toBe('—');
@@ -303,7 +303,7 @@ describe('web dashboard', () => {
     const text = await detail.textContent();
     expect(text).toContain('Gateway time and retry waits');
     expect(text).toContain('Earlier attempts');
-    expect(text).toContain('served by fallback target 1');
+    expect(text).toContain('1 retry, served by fallback target 1');
     expect(await detail.locator('table.attempts tbody tr').count()).toBe(3);
     await shot('dashboard-log-detail-fallback');
     await page.getByRole('button', { name: '← Logs' }).click();
@@ -365,6 +365,7 @@ describe('web dashboard', () => {
     ).toEqual(alice.map((e) => e.id).sort());
     const fellBack = csv.find((line) => line.startsWith(entries.find((e) => e.attempts.length === 3).id));
     expect(fellBack?.split(',')[head.indexOf('fallback_target')]).toBe('1');
+    expect(fellBack?.split(',')[head.indexOf('retries')]).toBe('1');
 
     const [ndjsonDownload] = await Promise.all([
       page.waitForEvent('download'),
