@@ -134,13 +134,13 @@ function App() {
           {/* Always drawn, so that the header keeps its height when the organisation has loaded. */}
           {
             <label class="workspace-pick">
-              <span>Workspace</span>
+              <span class="sr-only">Workspace</span>
               <select
                 name="workspace"
                 value={workspace}
                 onChange={(e) => setWorkspace(e.currentTarget.value)}
               >
-                <option value="">the key's own</option>
+                <option value="">Key's own workspace</option>
                 {workspaces.map((w) => (
                   <option key={w.slug} value={w.slug}>
                     {w.slug}

@@ -183,6 +183,22 @@ describe('managing the gateway from the dashboard', () => {
     expect((await gw.api('GET', '/virtual-keys/team-a')).status).toBe(404);
   });
 
+  it('works in the workspace an organisation admin picks', async () => {
+    await page.locator('select[name="workspace"]').selectOption('platform-team');
+    await open('Virtual keys');
+    const f = form('New virtual key');
+    await f.locator('input[name="name"]').fill('Platform key');
+    await f.locator('input[name="provider"]').fill('openai');
+    await f.locator('input[name="key"]').fill('sk-platform');
+    await f.getByRole('button', { name: 'Create virtual key' }).click();
+    await row('platform-key').waitFor();
+    const there = await gw.api('GET', '/virtual-keys?workspace=platform-team');
+    expect(there.body.data.map((k: { slug: string }) => k.slug)).toEqual(['platform-key']);
+    expect((await gw.api('GET', '/virtual-keys')).body.data).toEqual([]);
+    await page.locator('select[name="workspace"]').selectOption('');
+    await row('platform-key').waitFor({ state: 'detached' });
+  });
+
   it('saves a config with its validation error at the field, tries it, edits and deletes it', async () => {
     expect(
       (
@@ -432,11 +448,15 @@ describe('managing the gateway from the dashboard', () => {
     await page.setViewportSize({ width: 420, height: 900 });
     for (const [view, name] of [
       ['Logs', 'logs'],
+      ['Analytics', 'analytics'],
       ['Virtual keys', 'virtual-keys'],
       ['Configs', 'configs'],
       ['Guardrails', 'guardrails'],
       ['Prompts', 'prompts'],
       ['API keys', 'api-keys'],
+      ['Workspaces', 'workspaces'],
+      ['JWT', 'jwt'],
+      ['Audit log', 'audit'],
     ] as const) {
       await open(view);
       await page.locator(`[data-page="${name}"]`).waitFor();
