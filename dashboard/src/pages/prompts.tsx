@@ -375,7 +375,7 @@ export function PromptsPage({ api, workspace }: { api: GatewayApi; workspace: st
         </div>
       )}
       {open && !editing && (
-        <div class="grid2">
+        <div class="grid2 open-panels">
           <RunPanel key={`${open.id}-${open.version}`} api={api} prompt={open} />
           <Versions key={`${open.id}-${open.version}`} api={api} prompt={open} workspace={workspace} />
         </div>
