@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echo, type FakeOpenAI, sendJson, startFakeOpenAI } from '../support/fake-openai';
@@ -153,6 +154,8 @@ describe('web dashboard', () => {
     expect(script && style).toBeTruthy();
     const js = await fetch(`${base}${script}`);
     expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    // The whole page stays small: under 150 KB of gzipped JavaScript.
+    expect(gzipSync(Buffer.from(await js.clone().arrayBuffer())).byteLength).toBeLessThan(150_000);
     expect(js.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     const css = await fetch(`${base}${style}`);
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');

@@ -192,6 +192,19 @@ describe('managing the gateway from the dashboard', () => {
     await f.locator('input[name="key"]').fill('sk-platform');
     await f.getByRole('button', { name: 'Create virtual key' }).click();
     await row('platform-key').waitFor();
+    // A provider's account fields appear with it: a Bedrock key names its region.
+    await f.locator('input[name="name"]').fill('Bedrock key');
+    await f.locator('input[name="provider"]').fill('bedrock');
+    await f.locator('input[name="region"]').fill('eu-west-1');
+    await f.locator('input[name="key"]').fill('AKIAEXAMPLE:secret');
+    await f.getByRole('button', { name: 'Create virtual key' }).click();
+    await row('bedrock-key').waitFor();
+    expect((await gw.api('GET', '/virtual-keys/bedrock-key?workspace=platform-team')).body.region).toBe(
+      'eu-west-1',
+    );
+    await row('bedrock-key').getByRole('button', { name: 'Delete' }).click();
+    await confirmWith('Delete virtual key');
+    await row('bedrock-key').waitFor({ state: 'detached' });
     const there = await gw.api('GET', '/virtual-keys?workspace=platform-team');
     expect(there.body.data.map((k: { slug: string }) => k.slug)).toEqual(['platform-key']);
     expect((await gw.api('GET', '/virtual-keys')).body.data).toEqual([]);

@@ -20,6 +20,12 @@ export interface VirtualKeyView {
   workspace: string;
   provider: string;
   custom_host: string | null;
+  vendor_organization: string | null;
+  vendor_project: string | null;
+  region: string | null;
+  resource_name: string | null;
+  deployment_id: string | null;
+  api_version: string | null;
   budget_limit: number | null;
   budget_period: 'none' | 'monthly';
   budget_alert_threshold: number | null;
@@ -29,6 +35,27 @@ export interface VirtualKeyView {
   period: string;
   updated_at: string;
 }
+
+// The account fields some providers need, by provider: sent only for that provider, and null when empty.
+const ACCOUNT_FIELDS: Record<string, [AccountField, string][]> = {
+  openai: [
+    ['vendor_organization', 'OpenAI organization (optional)'],
+    ['vendor_project', 'OpenAI project (optional)'],
+  ],
+  'azure-openai': [
+    ['resource_name', 'Azure resource name'],
+    ['deployment_id', 'Deployment'],
+    ['api_version', 'API version'],
+  ],
+  bedrock: [['region', 'AWS region']],
+};
+type AccountField =
+  | 'vendor_organization'
+  | 'vendor_project'
+  | 'region'
+  | 'resource_name'
+  | 'deployment_id'
+  | 'api_version';
 
 // The providers most deployments use; the API's refusal lists every name it knows.
 const PROVIDERS = [
@@ -52,6 +79,7 @@ interface Draft {
   budget_period: 'none' | 'monthly';
   alert_percent: string;
   rpm: string;
+  account: Partial<Record<AccountField, string>>;
 }
 
 const blank: Draft = {
@@ -64,6 +92,7 @@ const blank: Draft = {
   budget_period: 'none',
   alert_percent: '',
   rpm: '',
+  account: {},
 };
 
 function draftOf(vk: VirtualKeyView): Draft {
@@ -78,6 +107,7 @@ function draftOf(vk: VirtualKeyView): Draft {
     alert_percent:
       vk.budget_alert_threshold === null ? '' : String(Math.round(vk.budget_alert_threshold * 100)),
     rpm: vk.rate_limit ? String(vk.rate_limit.requests_per_minute) : '',
+    account: Object.fromEntries((ACCOUNT_FIELDS[vk.provider] ?? []).map(([k]) => [k, vk[k] ?? ''])),
   };
 }
 
@@ -93,6 +123,7 @@ function bodyOf(d: Draft, creating: boolean, workspace: string): Record<string, 
     budget_alert_threshold: d.alert_percent.trim() === '' ? null : Number(d.alert_percent) / 100,
     rate_limit: d.rpm.trim() === '' ? null : { requests_per_minute: Number(d.rpm) },
   };
+  for (const [k] of ACCOUNT_FIELDS[d.provider.trim()] ?? []) body[k] = d.account[k]?.trim() || null;
   if (d.key.trim() || creating) body.key = d.key;
   if (creating && d.slug.trim()) body.slug = d.slug.trim();
   if (creating && workspace) body.workspace = workspace;
@@ -188,6 +219,16 @@ function VirtualKeyForm({
             onInput={set('custom_host')}
           />
         </label>
+        {(ACCOUNT_FIELDS[d.provider.trim()] ?? []).map(([k, label]) => (
+          <label key={k}>
+            {label}
+            <input
+              name={k}
+              value={d.account[k] ?? ''}
+              onInput={(e) => setD({ ...d, account: { ...d.account, [k]: e.currentTarget.value } })}
+            />
+          </label>
+        ))}
         <label>
           Budget limit (USD)
           <input
