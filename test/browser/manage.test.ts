@@ -177,6 +177,13 @@ describe('managing the gateway from the dashboard', () => {
       .toContain('provider must be one of');
     await browser.shot('manage-virtual-keys');
 
+    // Escape closes the dialog and deletes nothing; the focus was inside it, on a real button.
+    await row('team-a').getByRole('button', { name: 'Delete' }).click();
+    await page.locator('dialog.confirm[open]').waitFor();
+    expect(await page.evaluate(() => document.activeElement?.closest('dialog') !== null)).toBe(true);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.locator('dialog.confirm[open]').count()).toBe(0);
+    expect((await gw.api('GET', '/virtual-keys/team-a')).status).toBe(200);
     await row('team-a').getByRole('button', { name: 'Delete' }).click();
     await confirmWith('Delete virtual key');
     await row('team-a').waitFor({ state: 'detached' });

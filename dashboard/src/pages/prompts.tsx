@@ -178,7 +178,7 @@ function PromptForm({
           />
           <button
             type="button"
-            class="secondary small"
+            class="secondary small remove"
             aria-label={`Remove message ${i + 1}`}
             onClick={() => setMessages(messages.filter((_, j) => j !== i))}
           >
