@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { GatewayApi, LogEntry } from './api';
 import { formatCost, formatMs, formatTime } from './format';
+import { useKeyNames } from './logs';
 import { timing } from './timing';
 import { CopyButton } from './ui';
 
@@ -22,6 +23,7 @@ function Row({ label, children }: { label: string; children: ComponentChildren }
 export function LogDetail({ api, id, onBack }: { api: GatewayApi; id: string; onBack: () => void }) {
   const [entry, setEntry] = useState<LogEntry | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const keyNames = useKeyNames(api);
 
   useEffect(() => {
     setEntry(null);
@@ -72,7 +74,7 @@ export function LogDetail({ api, id, onBack }: { api: GatewayApi; id: string; on
             <Row label="Workspace">{entry.workspace}</Row>
             <Row label="Auth">
               {entry.auth.type}
-              {entry.auth.key_id ? ` ${entry.auth.key_id}` : ''}
+              {entry.auth.key_id ? ` ${keyNames.get(entry.auth.key_id) ?? ''} ${entry.auth.key_id}` : ''}
               {entry.auth.subject ? ` ${entry.auth.subject}` : ''}
             </Row>
             <Row label="User">{entry.user ?? '—'}</Row>

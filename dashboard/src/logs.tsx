@@ -70,7 +70,7 @@ function StatusBadge({ status }: { status: number }) {
 }
 
 /** The signed-in key's view of API key names; empty when it may not list keys (no api_keys.read). */
-function useKeyNames(api: GatewayApi): Map<string, string> {
+export function useKeyNames(api: GatewayApi): Map<string, string> {
   const [names, setNames] = useState<Map<string, string>>(new Map());
   useEffect(() => {
     api.get<ListReply<{ id: string; name: string }>>('/api-keys').then(
@@ -86,9 +86,12 @@ export function LogsView({
   search,
   onSearch,
   onOpen,
+  paused = false,
 }: {
   api: GatewayApi;
   search: string;
+  /** True while an entry is open over the list: the live tail waits. */
+  paused?: boolean;
   onSearch: (search: string) => void;
   onOpen: (id: string) => void;
 }) {
@@ -126,12 +129,12 @@ export function LogsView({
 
   // The live tail re-reads the newest page while it is shown; older pages stay still.
   useEffect(() => {
-    if (!live || cursor !== undefined) return;
+    if (!live || paused || cursor !== undefined) return;
     const timer = setInterval(() => {
       if (document.visibilityState === 'visible') setTick((t) => t + 1);
     }, TAIL_MS);
     return () => clearInterval(timer);
-  }, [live, cursor]);
+  }, [live, paused, cursor]);
 
   const field = (name: keyof LogFilters, label: string, type = 'text') => (
     <label>

@@ -173,6 +173,7 @@ function App() {
               search={logsSearch.current}
               onSearch={(search) => go(logsHash(search))}
               onOpen={(id) => go(`#/logs/${encodeURIComponent(id)}`)}
+              paused={route.id !== undefined}
             />
           </div>
         )}

@@ -306,6 +306,7 @@ describe('web dashboard', () => {
     const text = await detail.textContent();
     expect(text).toContain('Gateway time and retry waits');
     expect(text).toContain('Earlier attempts');
+    await expect.poll(() => detail.textContent()).toContain(admin.name);
     expect(text).toContain('1 retry, served by fallback target 1');
     expect(await detail.locator('table.attempts tbody tr').count()).toBe(3);
     await shot('dashboard-log-detail-fallback');
