@@ -76,15 +76,6 @@ export function Empty({ children }: { children: ComponentChildren }) {
   return <div class="empty card">{children}</div>;
 }
 
-export function PageHead({ title, children }: { title: string; children?: ComponentChildren }) {
-  return (
-    <div class="page-head">
-      <h2>{title}</h2>
-      {children}
-    </div>
-  );
-}
-
 /** Copies `text`; says so in the button for a moment. */
 export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
   const [done, setDone] = useState(false);

@@ -7,7 +7,6 @@ import {
   FieldError,
   FormError,
   formatDate,
-  PageHead,
   useConfirm,
   useLoad,
   useSubmit,
@@ -63,7 +62,7 @@ export function ApiKeysPage({ api, workspace }: { api: GatewayApi; workspace: st
 
   return (
     <section data-page="api-keys">
-      <PageHead title="API keys" />
+      <h2>API keys</h2>
       {secret && (
         <div class="card secret" role="status" data-secret>
           <p>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { GatewayApi, ListReply } from '../api';
 import { formatTime } from '../format';
-import { Alert, Empty, PageHead, useLoad } from '../ui';
+import { Alert, Empty, useLoad } from '../ui';
 
 interface AuditEntry {
   id: string;
@@ -24,7 +24,7 @@ export function AuditPage({ api }: { api: GatewayApi }) {
   const rows = page.data?.data ?? [];
   return (
     <section data-page="audit">
-      <PageHead title="Audit log" />
+      <h2>Audit log</h2>
       <Alert text={page.error} />
       {page.data && rows.length === 0 && (
         <Empty>Nothing audited yet. Refused JWTs appear here, with the token masked.</Empty>

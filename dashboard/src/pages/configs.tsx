@@ -7,7 +7,6 @@ import {
   FieldError,
   FormError,
   formatDate,
-  PageHead,
   parseJsonField,
   useConfirm,
   useLoad,
@@ -154,7 +153,7 @@ export function ConfigsPage({ api, workspace }: { api: GatewayApi; workspace: st
   const configs = list.data?.data ?? [];
   return (
     <section data-page="configs">
-      <PageHead title="Saved configs" />
+      <h2>Saved configs</h2>
       <p class="muted">
         A saved config holds routing (fallback, load balancing, retries) and guardrails. Requests use it with{' '}
         <code>x-gateway-config: cfg_…</code>.

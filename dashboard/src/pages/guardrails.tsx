@@ -6,7 +6,6 @@ import {
   FieldError,
   FormError,
   formatDate,
-  PageHead,
   parseJsonField,
   useConfirm,
   useLoad,
@@ -379,7 +378,7 @@ export function GuardrailsPage({ api }: { api: GatewayApi }) {
   const items = list.data?.data ?? [];
   return (
     <section data-page="guardrails">
-      <PageHead title="Guardrails" />
+      <h2>Guardrails</h2>
       <p class="muted">
         A guardrail is a named list of checks, kept in the signed-in key's workspace. A config runs it by id
         in <code>input_guardrails</code> or <code>output_guardrails</code>.

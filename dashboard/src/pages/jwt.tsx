@@ -1,15 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, type GatewayApi } from '../api';
-import {
-  Alert,
-  FieldError,
-  FormError,
-  formatDate,
-  PageHead,
-  parseJsonField,
-  useConfirm,
-  useSubmit,
-} from '../ui';
+import { Alert, FieldError, FormError, formatDate, parseJsonField, useConfirm, useSubmit } from '../ui';
 
 interface JwtSettings {
   jwks_url?: string;
@@ -55,7 +46,7 @@ export function JwtPage({ api }: { api: GatewayApi }) {
 
   return (
     <section data-page="jwt">
-      <PageHead title="JWT sign-in" />
+      <h2>JWT sign-in</h2>
       <p class="muted">
         Applications may send a JWT signed by your identity provider instead of an API key. The gateway checks
         its RS256 signature against this key set.

@@ -9,7 +9,6 @@ import {
   FieldError,
   FormError,
   formatDate,
-  PageHead,
   parseJsonField,
   useConfirm,
   useLoad,
@@ -352,7 +351,7 @@ export function PromptsPage({ api, workspace }: { api: GatewayApi; workspace: st
   const prompts = list.data?.data ?? [];
   return (
     <section data-page="prompts">
-      <PageHead title="Prompts" />
+      <h2>Prompts</h2>
       <PromptForm
         key={open && editing ? `${open.id}-${open.version}` : 'new'}
         api={api}

@@ -1,17 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { GatewayApi, ListReply } from '../api';
 import { formatCost } from '../format';
-import {
-  Alert,
-  Empty,
-  FieldError,
-  FormError,
-  formatDate,
-  PageHead,
-  useConfirm,
-  useLoad,
-  useSubmit,
-} from '../ui';
+import { Alert, Empty, FieldError, FormError, formatDate, useConfirm, useLoad, useSubmit } from '../ui';
 
 export interface VirtualKeyView {
   id: string;
@@ -291,7 +281,7 @@ export function VirtualKeysPage({ api, workspace }: { api: GatewayApi; workspace
   const keys = list.data?.data ?? [];
   return (
     <section data-page="virtual-keys">
-      <PageHead title="Virtual keys" />
+      <h2>Virtual keys</h2>
       <p class="muted">
         A virtual key keeps a provider credential in the gateway, with a budget and a rate limit. Requests
         name it as <code>x-gateway-provider: @slug</code>.

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { GatewayApi, ListReply } from '../api';
-import { Alert, Empty, FieldError, FormError, formatDate, PageHead, useLoad, useSubmit } from '../ui';
+import { Alert, Empty, FieldError, FormError, formatDate, useLoad, useSubmit } from '../ui';
 
 export interface Workspace {
   id: string;
@@ -24,7 +24,7 @@ export function WorkspacesPage({ api, onChange }: { api: GatewayApi; onChange: (
 
   return (
     <section data-page="workspaces">
-      <PageHead title="Workspaces" />
+      <h2>Workspaces</h2>
       <form class="card form-row" onSubmit={create.submit} aria-label="New workspace">
         <label>
           Name
