@@ -1,57 +1,27 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, type TestBrowser } from '../support/browser';
 import { echo, type FakeOpenAI, sendJson, startFakeOpenAI } from '../support/fake-openai';
 import { ADMIN_KEY, startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
 
-// The dashboard driven in Debian's Chromium. .ci/run installs it, so a missing browser is a failure
-// with instructions, never a skipped test.
-// Found by vitest.config.ts, which leaves this file out when there is no browser.
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const SHOTS = join(process.cwd(), 'test-output');
+// The dashboard driven in Debian's Chromium (see test/support/browser.ts).
 
 let gw: TestGateway;
 let fake: FakeOpenAI;
+let browser: TestBrowser;
 let context: BrowserContext;
 let page: Page;
-let profile: string;
 let base: string;
 // biome-ignore lint/suspicious/noExplicitAny: log entries as the API returns them, read field by field
 let entries: any[] = [];
 
-const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+const shot = (name: string) => browser.shot(name);
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` (.ci/run does).`,
-    );
-  }
-  mkdirSync(SHOTS, { recursive: true });
-  profile = mkdtempSync(join(tmpdir(), 'dashboard-chromium-'));
-  [gw, fake, context] = await Promise.all([
-    startTestGateway(),
-    startFakeOpenAI(),
-    chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1400, height: 900 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    }),
-  ]);
-  page = context.pages()[0] ?? (await context.newPage());
+  [gw, fake, browser] = await Promise.all([startTestGateway(), startFakeOpenAI(), launchBrowser()]);
+  ({ context, page } = browser);
   base = gw.url.replace(/\/v1$/, '');
 
   const vk = await gw.api('POST', '/virtual-keys', {
@@ -129,9 +99,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   await Promise.all([gw?.stop(), fake?.close()]);
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 const rows = () => page.locator('tr[data-log-id]');
