@@ -122,7 +122,7 @@ export function AnalyticsView({ api }: { api: GatewayApi }) {
   }, [data]);
 
   return (
-    <section class="analytics">
+    <section class="analytics" data-page="analytics">
       <div class="toolbar">
         <label>
           Range{' '}

@@ -69,9 +69,16 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The request field the API named as wrong, when it named one. */
+    readonly param: string | null = null,
+    readonly code: string | null = null,
   ) {
     super(message);
   }
+}
+
+interface ErrorBody {
+  error?: { message?: string; param?: string | null; code?: string | null };
 }
 
 export type Query = Record<string, string | undefined>;
@@ -83,30 +90,52 @@ export class GatewayApi {
     private readonly key: string,
   ) {}
 
-  async get<T>(path: string, query: Query = {}): Promise<T> {
+  get<T>(path: string, query: Query = {}): Promise<T> {
+    return this.send<T>('GET', path, undefined, query);
+  }
+
+  /** One call of the public API; a refusal becomes an ApiError with the API's own message. */
+  async send<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    query: Query = {},
+    headers: Record<string, string> = {},
+  ): Promise<T> {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') params.set(k, v);
     const qs = params.toString();
     let res: Response;
     try {
       res = await fetch(`${this.base}${path}${qs ? `?${qs}` : ''}`, {
-        headers: { 'x-gateway-api-key': this.key },
+        method,
+        headers: {
+          'x-gateway-api-key': this.key,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch {
       throw new ApiError(0, `Cannot reach the gateway at ${this.base}.`);
     }
     const text = await res.text();
-    let body: unknown;
+    let parsed: unknown;
     try {
-      body = JSON.parse(text);
+      parsed = JSON.parse(text);
     } catch {
-      body = undefined;
+      parsed = undefined;
     }
     if (!res.ok) {
-      const message = (body as { error?: { message?: string } } | undefined)?.error?.message;
-      throw new ApiError(res.status, message ?? `The gateway answered ${res.status}.`);
+      const error = (parsed as ErrorBody | undefined)?.error;
+      throw new ApiError(
+        res.status,
+        error?.message ?? `The gateway answered ${res.status}.`,
+        error?.param ?? null,
+        error?.code ?? null,
+      );
     }
-    return body as T;
+    return parsed as T;
   }
 
   logs(query: Query): Promise<ListReply<LogEntry>> {

@@ -2,6 +2,9 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { GatewayApi, LogEntry } from './api';
 import { formatCost, formatMs, formatTime } from './format';
+import { useKeyNames } from './logs';
+import { timing } from './timing';
+import { CopyButton } from './ui';
 
 function Json({ value }: { value: unknown }) {
   const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
@@ -20,6 +23,7 @@ function Row({ label, children }: { label: string; children: ComponentChildren }
 export function LogDetail({ api, id, onBack }: { api: GatewayApi; id: string; onBack: () => void }) {
   const [entry, setEntry] = useState<LogEntry | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const keyNames = useKeyNames(api);
 
   useEffect(() => {
     setEntry(null);
@@ -44,14 +48,16 @@ export function LogDetail({ api, id, onBack }: { api: GatewayApi; id: string; on
   }
   if (!entry) return <p class="muted">Loading {id}…</p>;
 
-  const overhead =
-    entry.upstream_latency_ms === null ? null : Math.max(0, entry.latency_ms - entry.upstream_latency_ms);
+  const t = timing(entry);
   const attempts = entry.attempts ?? [];
   return (
     <section class="detail" data-log-detail={entry.id}>
-      <button type="button" class="secondary" onClick={onBack}>
-        ← Logs
-      </button>
+      <div class="actions">
+        <button type="button" class="secondary" onClick={onBack}>
+          ← Logs
+        </button>
+        <CopyButton text={location.href} label="Copy link" />
+      </div>
       <h2>
         {entry.operation}{' '}
         <span class={`badge ${entry.status >= 500 ? 'bad' : entry.status >= 400 ? 'warn' : 'ok'}`}>
@@ -68,7 +74,7 @@ export function LogDetail({ api, id, onBack }: { api: GatewayApi; id: string; on
             <Row label="Workspace">{entry.workspace}</Row>
             <Row label="Auth">
               {entry.auth.type}
-              {entry.auth.key_id ? ` ${entry.auth.key_id}` : ''}
+              {entry.auth.key_id ? ` ${keyNames.get(entry.auth.key_id) ?? ''} ${entry.auth.key_id}` : ''}
               {entry.auth.subject ? ` ${entry.auth.subject}` : ''}
             </Row>
             <Row label="User">{entry.user ?? '—'}</Row>
@@ -82,9 +88,19 @@ export function LogDetail({ api, id, onBack }: { api: GatewayApi; id: string; on
           <h3>Timings and usage</h3>
           <dl class="timings">
             <Row label="Latency">{formatMs(entry.latency_ms)}</Row>
-            <Row label="Upstream">{formatMs(entry.upstream_latency_ms)}</Row>
+            <Row label="Upstream (serving attempt)">{formatMs(t.upstreamMs)}</Row>
+            {attempts.length > 1 && <Row label="Earlier attempts">{formatMs(t.earlierAttemptsMs)}</Row>}
             <Row label="First chunk">{formatMs(entry.first_chunk_ms)}</Row>
-            <Row label="Gateway overhead">{formatMs(overhead)}</Row>
+            <Row label={t.includesWaits ? 'Gateway time and retry waits' : 'Gateway time'}>
+              <span data-gateway-ms={t.gatewayMs ?? ''}>{formatMs(t.gatewayMs)}</span>
+              {t.includesWaits && (
+                <span class="muted small"> (the log entry does not time the backoff waits apart)</span>
+              )}
+            </Row>
+            <Row label="Retries / fallback">
+              {t.retries} {t.retries === 1 ? 'retry' : 'retries'}
+              {t.fallbackTarget !== null ? `, served by fallback target ${t.fallbackTarget}` : ''}
+            </Row>
             <Row label="Tokens">
               {entry.usage
                 ? `${entry.usage.prompt_tokens} in + ${entry.usage.completion_tokens} out = ${entry.usage.total_tokens}`

@@ -1,56 +1,27 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeOpenAI, startFakeOpenAI } from '../support/fake-openai';
+import { launchBrowser, type TestBrowser } from '../support/browser';
+import { echo, type FakeOpenAI, sendJson, startFakeOpenAI } from '../support/fake-openai';
 import { ADMIN_KEY, startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
 
-// The dashboard driven in Debian's Chromium. .ci/run installs it, so a missing browser is a failure
-// with instructions, never a skipped test.
-// Found by vitest.config.ts, which leaves this file out when there is no browser.
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const SHOTS = join(process.cwd(), 'test-output');
+// The dashboard driven in Debian's Chromium (see test/support/browser.ts).
 
 let gw: TestGateway;
 let fake: FakeOpenAI;
+let browser: TestBrowser;
 let context: BrowserContext;
 let page: Page;
-let profile: string;
 let base: string;
 // biome-ignore lint/suspicious/noExplicitAny: log entries as the API returns them, read field by field
 let entries: any[] = [];
 
-const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+const shot = (name: string) => browser.shot(name);
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` (.ci/run does).`,
-    );
-  }
-  mkdirSync(SHOTS, { recursive: true });
-  profile = mkdtempSync(join(tmpdir(), 'dashboard-chromium-'));
-  [gw, fake, context] = await Promise.all([
-    startTestGateway(),
-    startFakeOpenAI(),
-    chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1400, height: 900 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    }),
-  ]);
-  page = context.pages()[0] ?? (await context.newPage());
+  [gw, fake, browser] = await Promise.all([startTestGateway(), startFakeOpenAI(), launchBrowser()]);
+  ({ context, page } = browser);
   base = gw.url.replace(/\/v1$/, '');
 
   const vk = await gw.api('POST', '/virtual-keys', {
@@ -87,20 +58,49 @@ beforeAll(async () => {
     const { response } = await client.chat.completions.create({ model, messages, user }).withResponse();
     return response.headers.get('x-gateway-request-id') as string;
   };
+  // A retry and a fallback: the first target fails twice (a retry with its backoff wait), the second serves.
+  fake.use((req, res) =>
+    req.body.model === 'fail-me'
+      ? sendJson(res, 500, { error: { message: 'upstream down', type: 'server_error' } })
+      : echo(req, res),
+  );
+  const fallback = async () => {
+    const client = gw.client({
+      headers: {
+        'x-gateway-metadata': JSON.stringify({ team: 'search' }),
+        'x-gateway-config': JSON.stringify({
+          strategy: { mode: 'fallback' },
+          targets: [
+            {
+              provider: 'openai',
+              custom_host: fake.url,
+              retry: { attempts: 1 },
+              override_params: { model: 'fail-me' },
+            },
+            { provider: 'openai', custom_host: fake.url },
+          ],
+        }),
+      },
+    });
+    const { response } = await client.chat.completions
+      .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }], user: 'alice' })
+      .withResponse();
+    return response.headers.get('x-gateway-request-id') as string;
+  };
   const ids = [
     await ask('alice', 'gpt-4o-mini', { team: 'search' }),
     await ask('bob', 'gpt-4o', { team: 'ads' }),
     await ask('alice', 'gpt-4o', { team: 'search' }, { virtualKey: true }),
     await ask('carol', 'gpt-4o-mini', { team: 'ads' }),
+    await fallback(),
     await ask('alice', 'gpt-4o-mini', { team: 'search' }, { stream: true }),
   ];
   entries = await Promise.all(ids.map((id) => waitForLog(gw, id)));
 });
 
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   await Promise.all([gw?.stop(), fake?.close()]);
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 const rows = () => page.locator('tr[data-log-id]');
@@ -123,6 +123,8 @@ describe('web dashboard', () => {
     expect(script && style).toBeTruthy();
     const js = await fetch(`${base}${script}`);
     expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    // The whole page stays small: under 150 KB of gzipped JavaScript.
+    expect(gzipSync(Buffer.from(await js.clone().arrayBuffer())).byteLength).toBeLessThan(150_000);
     expect(js.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     const css = await fetch(`${base}${style}`);
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
@@ -238,6 +240,161 @@ describe('web dashboard', () => {
     );
     expect(drawn).toEqual([true, true, true, true, true]);
     await shot('dashboard-analytics');
+  });
+
+  it('shows the virtual key, API key, retries and fallback, first chunk and gateway time of each request', async () => {
+    await page.getByRole('link', { name: 'Logs', exact: true }).click();
+    await expect.poll(() => rows().count()).toBe(entries.length);
+    const header = await page.locator('table.logs thead th').allTextContents();
+    const col = (name: string) => header.indexOf(name);
+    const cells = async (id: string) => page.locator(`tr[data-log-id="${id}"] td`).allTextContents();
+
+    const viaKey = entries.find((e) => e.virtual_key === 'team-a');
+    expect((await cells(viaKey.id))[col('Virtual key')]).toBe('@team-a');
+    // The API key column names the key (the admin key's name, read from GET /v1/api-keys).
+    const keys = (await gw.api('GET', '/api-keys')).body.data;
+    const admin = keys.find((k: { id: string }) => k.id === viaKey.auth.key_id);
+    expect((await cells(viaKey.id))[col('API key')]).toBe(admin.name);
+
+    const fellBack = entries.find((e) => e.attempts.length === 3);
+    expect(fellBack.attempts.map((a: { target_index: string }) => a.target_index)).toEqual(['0', '0', '1']);
+    expect((await cells(fellBack.id))[col('Retries / fallback')]).toBe('1 retry, fallback → 1');
+    const streamed = entries.find((e) => e.stream);
+    expect((await cells(streamed.id))[col('First chunk')]).toMatch(/^\d+ ms$/);
+    expect((await cells(entries[0].id))[col('First chunk')]).toBe('—');
+    await shot('dashboard-logs-columns');
+
+    // The detail splits the time: attempts apart, the gateway's own time apart.
+    await page.locator(`tr[data-log-id="${fellBack.id}"] a`).click();
+    const detail = page.locator(`[data-log-detail="${fellBack.id}"]`);
+    await detail.waitFor();
+    const gatewayMs = Number(await detail.locator('[data-gateway-ms]').getAttribute('data-gateway-ms'));
+    const earlier = fellBack.attempts[0].latency_ms + fellBack.attempts[1].latency_ms;
+    expect(gatewayMs).toBeCloseTo(fellBack.latency_ms - fellBack.upstream_latency_ms - earlier, 1);
+    expect(gatewayMs).toBeLessThan(fellBack.latency_ms - fellBack.upstream_latency_ms);
+    const text = await detail.textContent();
+    expect(text).toContain('Gateway time and retry waits');
+    expect(text).toContain('Earlier attempts');
+    await expect.poll(() => detail.textContent()).toContain(admin.name);
+    expect(text).toContain('1 retry, served by fallback target 1');
+    expect(await detail.locator('table.attempts tbody tr').count()).toBe(3);
+    await shot('dashboard-log-detail-fallback');
+    await page.getByRole('button', { name: '← Logs' }).click();
+    await expect.poll(() => rows().count()).toBe(entries.length);
+  });
+
+  it('keeps every filter and every entry in a URL that can be shared', async () => {
+    await page.locator('input[name="user"]').fill('alice');
+    await page.locator('input[name="metadataKey"]').fill('team');
+    await page.locator('input[name="metadataValue"]').fill('search');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    const alice = entries.filter((e) => e.user === 'alice' && e.metadata.team === 'search');
+    await expect.poll(() => rows().count()).toBe(alice.length);
+    const url = page.url();
+    expect(new URL(url).hash).toBe('#/logs?user=alice&metadataKey=team&metadataValue=search');
+
+    // The same URL in another tab of the same session opens the same rows, the form filled in.
+    const other = await context.newPage();
+    await other.goto(`${base}/dashboard`);
+    await other.evaluate(
+      (s) => sessionStorage.setItem('gateway-dashboard-session', s),
+      await page.evaluate(() => sessionStorage.getItem('gateway-dashboard-session') as string),
+    );
+    await other.goto(url);
+    await other.reload();
+    await expect.poll(() => other.locator('tr[data-log-id]').count()).toBe(alice.length);
+    expect(await other.locator('input[name="user"]').inputValue()).toBe('alice');
+    // An entry's own URL opens it directly.
+    await other.goto(`${base}/dashboard#/logs/${encodeURIComponent(entries[1].id)}`);
+    await other.locator(`[data-log-detail="${entries[1].id}"]`).waitFor();
+    await other.close();
+
+    // Back and forward walk through the filters.
+    await page.goBack();
+    await expect.poll(() => rows().count()).toBe(entries.length);
+    await page.goForward();
+    await expect.poll(() => rows().count()).toBe(alice.length);
+  });
+
+  it('exports the filtered rows as CSV and NDJSON', async () => {
+    const alice = entries.filter((e) => e.user === 'alice' && e.metadata.team === 'search');
+    const [csvDownload] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export CSV' }).click(),
+    ]);
+    expect(csvDownload.suggestedFilename()).toMatch(/^gateway-logs-.*\.csv$/);
+    const csv = readFileSync((await csvDownload.path()) as string, 'utf8')
+      .trim()
+      .split('\r\n');
+    const head = csv[0]?.split(',') ?? [];
+    expect(head.slice(0, 3)).toEqual(['id', 'timestamp', 'trace_id']);
+    expect(csv.length - 1).toBe(alice.length);
+    const idAt = head.indexOf('id');
+    expect(
+      csv
+        .slice(1)
+        .map((line) => line.split(',')[idAt])
+        .sort(),
+    ).toEqual(alice.map((e) => e.id).sort());
+    const fellBack = csv.find((line) => line.startsWith(entries.find((e) => e.attempts.length === 3).id));
+    expect(fellBack?.split(',')[head.indexOf('fallback_target')]).toBe('1');
+    expect(fellBack?.split(',')[head.indexOf('retries')]).toBe('1');
+
+    const [ndjsonDownload] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export NDJSON' }).click(),
+    ]);
+    const lines = readFileSync((await ndjsonDownload.path()) as string, 'utf8')
+      .trim()
+      .split('\n');
+    const parsed = lines.map((line) => JSON.parse(line));
+    expect(parsed.map((e) => e.id).sort()).toEqual(alice.map((e) => e.id).sort());
+    expect(parsed.every((e) => e.user === 'alice')).toBe(true);
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await expect.poll(() => rows().count()).toBe(entries.length);
+  });
+
+  it('tails the logs live', async () => {
+    await page.locator('input[name="live"]').check();
+    expect(new URL(page.url()).hash).toBe('#/logs?live=1');
+    await page.locator('table.logs[aria-busy="false"]').waitFor();
+    const { response } = await gw
+      .client({ headers: { 'x-gateway-custom-host': fake.url } })
+      .chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'live' }],
+        user: 'dave',
+      })
+      .withResponse();
+    const id = response.headers.get('x-gateway-request-id') as string;
+    await waitForLog(gw, id);
+    // Written after the page last read: only the live tail's next read can show it, no click needed.
+    await expect.poll(() => page.locator(`tr[data-log-id="${id}"]`).count(), { timeout: 15_000 }).toBe(1);
+    await page.locator('input[name="live"]').uncheck();
+    expect(new URL(page.url()).hash).toBe('#/logs');
+  });
+
+  it('loads the logs without a layout shift', async () => {
+    const fresh = await context.newPage();
+    await fresh.addInitScript(() => {
+      const w = window as unknown as { shift: number };
+      w.shift = 0;
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries() as unknown as { value: number; hadRecentInput: boolean }[]) {
+          if (!e.hadRecentInput) w.shift += e.value;
+        }
+      }).observe({ type: 'layout-shift', buffered: true });
+    });
+    await fresh.goto(`${base}/dashboard`);
+    await fresh.evaluate(
+      (s) => sessionStorage.setItem('gateway-dashboard-session', s),
+      await page.evaluate(() => sessionStorage.getItem('gateway-dashboard-session') as string),
+    );
+    await fresh.reload();
+    await expect.poll(() => fresh.locator('tr[data-log-id]').count()).toBeGreaterThan(0);
+    const shift = await fresh.evaluate(() => (window as unknown as { shift: number }).shift);
+    expect(shift).toBe(0);
+    await fresh.close();
   });
 
   it('signs out, forgetting the key', async () => {
