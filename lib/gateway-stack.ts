@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import {
   ArnFormat,
   CfnOutput,
+  aws_cloudwatch as cloudwatch,
   Duration,
   aws_dynamodb as dynamodb,
   aws_iam as iam,
@@ -24,7 +25,9 @@ import {
   OPERATIONS,
   type Operation,
   operationsOf,
+  REALTIME_FUNCTIONS,
   REALTIME_OPERATION,
+  type RealtimeFunctionName,
   type Scope,
 } from '../functions/operations';
 import {
@@ -55,7 +58,36 @@ export interface GatewayStackProps extends StackProps {
   originReadTimeoutSeconds?: number;
   /** Email address subscribed to the alarm topic. */
   alarmEmail?: string;
+  /** Reserved concurrency per function; `null` leaves a function on the account's unreserved pool. */
+  reservedConcurrency?: Partial<Record<GatewayFunctionName, number | null>>;
+  /** The account's (regional) Lambda concurrency quota, to check reservations and set the alarm. */
+  accountConcurrency?: number;
+  /** Account-wide concurrent executions that raise the alarm; defaults to 80% of `accountConcurrency`. */
+  concurrencyAlarmThreshold?: number;
+  /** Set the region's API Gateway CloudWatch role (needed by stage access logs); default true. */
+  apiGatewayAccountRole?: boolean;
 }
+
+/** Every function of the stack: the function URL groups and the realtime functions. */
+export type GatewayFunctionName = FunctionGroupName | RealtimeFunctionName;
+
+/**
+ * Reserved concurrency guarantees a function that many executions and caps it there. The control plane
+ * (keys, logs, dashboard, realtime handshakes) always keeps some, so a burst of model calls or of
+ * 15-minute realtime relays never locks operators out; relays are capped so that they cannot take the
+ * whole account. Model groups share the unreserved pool unless a context value gives them their own.
+ */
+export const DEFAULT_RESERVED_CONCURRENCY: Partial<Record<GatewayFunctionName, number>> = {
+  control: 20,
+  logs: 10,
+  dashboard: 5,
+  realtimeSocket: 20,
+  realtimeRelay: 100,
+};
+/** Lambda's default concurrency quota per account and region. */
+export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
+// Lambda refuses reservations that leave fewer than 100 executions unreserved.
+const MIN_UNRESERVED_CONCURRENCY = 100;
 
 export const DEFAULT_LOG_RETENTION_DAYS = 30;
 
@@ -66,6 +98,10 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
   const padding = node.tryGetContext('gateway:streamPaddingBytes');
   const readTimeout = node.tryGetContext('gateway:originReadTimeoutSeconds');
   const alarmEmail = node.tryGetContext('gateway:alarmEmail');
+  const reserved = node.tryGetContext('gateway:reservedConcurrency');
+  const accountConcurrency = node.tryGetContext('gateway:accountConcurrency');
+  const alarmThreshold = node.tryGetContext('gateway:concurrencyAlarmThreshold');
+  const accountRole = node.tryGetContext('gateway:apiGatewayAccountRole');
   if (alarmEmail !== undefined && !(typeof alarmEmail === 'string' && /^[^@\s]+@[^@\s]+$/.test(alarmEmail))) {
     throw new Error(`gateway:alarmEmail must be an email address, got ${JSON.stringify(alarmEmail)}`);
   }
@@ -79,7 +115,55 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
     originReadTimeoutSeconds:
       readTimeout === undefined ? DEFAULT_ORIGIN_READ_TIMEOUT_SECONDS : Number(readTimeout),
     ...(alarmEmail ? { alarmEmail } : {}),
+    // `-c` passes a JSON string; cdk.json may hold the object itself.
+    ...(reserved !== undefined
+      ? { reservedConcurrency: typeof reserved === 'string' ? JSON.parse(reserved) : reserved }
+      : {}),
+    ...(accountConcurrency !== undefined ? { accountConcurrency: Number(accountConcurrency) } : {}),
+    ...(alarmThreshold !== undefined ? { concurrencyAlarmThreshold: Number(alarmThreshold) } : {}),
+    ...(accountRole !== undefined ? { apiGatewayAccountRole: flag(accountRole) } : {}),
   };
+}
+
+/** A boolean context value: `-c x=false` arrives as the string "false". */
+export function flag(value: unknown): boolean {
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new Error(`expected true or false, got ${JSON.stringify(value)}`);
+}
+
+/**
+ * The reservation of every function, defaults overlaid by the settings, checked against the account's
+ * quota so that a deploy never fails half-way on Lambda's minimum of unreserved executions.
+ */
+export function reservedConcurrencyOf(
+  settings: Partial<Record<GatewayFunctionName, number | null>> = {},
+  accountConcurrency: number = DEFAULT_ACCOUNT_CONCURRENCY,
+): Partial<Record<GatewayFunctionName, number>> {
+  const known = [...Object.keys(FUNCTION_GROUPS), ...Object.keys(REALTIME_FUNCTIONS)];
+  const merged: Record<string, number | null | undefined> = { ...DEFAULT_RESERVED_CONCURRENCY, ...settings };
+  const result: Partial<Record<GatewayFunctionName, number>> = {};
+  for (const [name, value] of Object.entries(merged)) {
+    if (!known.includes(name)) {
+      throw new Error(`gateway:reservedConcurrency names no function: ${name} (known: ${known.join(', ')})`);
+    }
+    if (value === null || value === undefined) continue;
+    if (!Number.isInteger(value) || value < 1) {
+      throw new Error(`reserved concurrency of ${name} must be a positive integer or null, got ${value}`);
+    }
+    result[name as GatewayFunctionName] = value;
+  }
+  // A null for control would leave operators without a guaranteed way in during a burst.
+  if (result.control === undefined) {
+    throw new Error('the control function must keep a reserved concurrency: the control plane is always guaranteed some');
+  }
+  const total = Object.values(result).reduce((a, b) => a + b, 0);
+  if (total > accountConcurrency - MIN_UNRESERVED_CONCURRENCY) {
+    throw new Error(
+      `reserved concurrency totals ${total}, but an account quota of ${accountConcurrency} allows at most ${accountConcurrency - MIN_UNRESERVED_CONCURRENCY}: raise gateway:accountConcurrency after raising the quota, or reserve less`,
+    );
+  }
+  return result;
 }
 
 /** What one data resource allows a function to do. */
@@ -131,7 +215,8 @@ export function grantsFor(
     tables: {
       // Functions authenticate callers against the control table; one serving only public files does not.
       control: { read: authenticates || writesControl, write: writesControl },
-      logs: { read: readsLogs, write: writesLogs },
+      // Model functions only ever add entries (LogStore.put is one PutItem): no update, no delete.
+      logs: { read: readsLogs, write: false, append: writesLogs },
       // Virtual key reads show the spend; log readers see per-user analytics.
       counters: {
         read: usesVirtualKeys || managesVirtualKeys || hasScope('virtual_keys.read') || readsLogs,
@@ -297,6 +382,7 @@ export class GatewayStack extends Stack {
       bundling: lambdaBundling(sourceMaps),
       logRetention,
       removalPolicy,
+      apiGatewayAccountRole: props.apiGatewayAccountRole ?? true,
     });
     new CfnOutput(this, 'RealtimeUrl', {
       value: this.realtime.url,
@@ -334,10 +420,51 @@ export class GatewayStack extends Stack {
       tables: this.tables,
       alarmEmail: props.alarmEmail,
     });
+    this.reserveConcurrency(props);
+    this.observability.addAlarm(
+      'RelayFailureAlarm',
+      this.realtime.relayFailures.metricNumberOfMessagesPublished({ period: Duration.minutes(5) }),
+      {
+        threshold: 1,
+        alarmDescription:
+          'A realtime relay invocation failed or expired before it ran: its session had no provider socket.',
+      },
+    );
     new CfnOutput(this, 'AdminKeySecretArn', {
       value: this.adminKeySecret.secretArn,
       description: 'Read the key with `aws secretsmanager get-secret-value --secret-id <arn>`',
     });
+  }
+
+  /** Applies each function's reservation and alarms before the account runs out of executions. */
+  private reserveConcurrency(props: GatewayStackProps): void {
+    const accountConcurrency = props.accountConcurrency ?? DEFAULT_ACCOUNT_CONCURRENCY;
+    const reserved = reservedConcurrencyOf(props.reservedConcurrency, accountConcurrency);
+    const all: Record<GatewayFunctionName, lambda.Function> = {
+      ...this.functions,
+      realtimeSocket: this.realtime.socketFunction,
+      realtimeRelay: this.realtime.relayFunction,
+    };
+    for (const [name, fn] of Object.entries(all)) {
+      const value = reserved[name as GatewayFunctionName];
+      if (value !== undefined) (fn.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = value;
+    }
+    const threshold = props.concurrencyAlarmThreshold ?? Math.floor(accountConcurrency * 0.8);
+    this.observability.addAlarm(
+      'AccountConcurrencyAlarm',
+      // Account-wide: every function in the region, the gateway's and any other.
+      new cloudwatch.Metric({
+        namespace: 'AWS/Lambda',
+        metricName: 'ConcurrentExecutions',
+        statistic: 'Maximum',
+        period: Duration.minutes(1),
+      }),
+      {
+        threshold,
+        evaluationPeriods: 3,
+        alarmDescription: `Lambda ran ${threshold} or more concurrent executions (quota ${accountConcurrency}) for 3 minutes: raise the quota before calls are throttled.`,
+      },
+    );
   }
 
   private createTable(def: TableDefinition, removalPolicy: RemovalPolicy): dynamodb.TableV2 {
