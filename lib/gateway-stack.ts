@@ -4,10 +4,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   ArnFormat,
+  Aws,
   CfnOutput,
+  CfnRule,
   aws_cloudwatch as cloudwatch,
   Duration,
   aws_dynamodb as dynamodb,
+  Fn,
   aws_iam as iam,
   aws_lambda as lambda,
   aws_logs as logs,
@@ -17,6 +20,8 @@ import {
   type StackProps,
   aws_s3 as s3,
   aws_secretsmanager as secretsmanager,
+  Token,
+  Validations,
 } from 'aws-cdk-lib';
 import type { Construct, Node } from 'constructs';
 import {
@@ -37,10 +42,16 @@ import {
   type TableDefinition,
   type TableName,
 } from '../functions/store/tables';
+import { LogAnalytics } from './analytics';
 import { lambdaBundling, sourceMapsEnabled } from './bundling';
 import { DEFAULT_ORIGIN_READ_TIMEOUT_SECONDS, GatewayDistribution } from './distribution';
+import { acknowledgeFunctionDefaults, acknowledgeWildcardResource } from './nag';
 import { GatewayObservability } from './observability';
 import { RealtimeApi } from './realtime';
+import { GatewayWebAcl } from './waf';
+
+/** CloudFront's control plane region: its certificates and WAF WebACLs must be created there. */
+export const EDGE_REGION = 'us-east-1';
 
 // Handler entries in operations.ts are relative to the repository root, which is this file's parent folder.
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -66,6 +77,20 @@ export interface GatewayStackProps extends StackProps {
   concurrencyAlarmThreshold?: number;
   /** Set the region's API Gateway CloudWatch role (needed by stage access logs); default true. */
   apiGatewayAccountRole?: boolean;
+  /** AWS WAF on the distribution (default true). */
+  waf?: boolean;
+  /**
+   * A CLOUDFRONT-scope WebACL to use instead of creating one: from the edge stack (lib/app.ts) or from
+   * `gateway:webAclArn`. Without it the stack creates its own, which CloudFormation accepts only in us-east-1.
+   */
+  webAclArn?: string;
+  /** Requests per client IP per 5 minutes before the WAF rate rule blocks it. */
+  wafRateLimit?: number;
+  /** Stream every log entry to Firehose, S3 (Parquet), Glue and Athena (default true). */
+  logAnalytics?: boolean;
+  /** Serve the base URL on this domain too, with `certificateArn` (ACM, us-east-1); TLS 1.2 minimum. */
+  domainName?: string;
+  certificateArn?: string;
 }
 
 /** Every function of the stack: the function URL groups and the realtime functions. */
@@ -102,6 +127,15 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
   const accountConcurrency = node.tryGetContext('gateway:accountConcurrency');
   const alarmThreshold = node.tryGetContext('gateway:concurrencyAlarmThreshold');
   const accountRole = node.tryGetContext('gateway:apiGatewayAccountRole');
+  const waf = node.tryGetContext('gateway:waf');
+  const logAnalytics = node.tryGetContext('gateway:logAnalytics');
+  const webAclArn = node.tryGetContext('gateway:webAclArn');
+  const wafRateLimit = node.tryGetContext('gateway:wafRateLimit');
+  const domainName = node.tryGetContext('gateway:domainName');
+  const certificateArn = node.tryGetContext('gateway:certificateArn');
+  if ((domainName === undefined) !== (certificateArn === undefined)) {
+    throw new Error('gateway:domainName and gateway:certificateArn go together: give both or neither');
+  }
   if (alarmEmail !== undefined && !(typeof alarmEmail === 'string' && /^[^@\s]+@[^@\s]+$/.test(alarmEmail))) {
     throw new Error(`gateway:alarmEmail must be an email address, got ${JSON.stringify(alarmEmail)}`);
   }
@@ -122,6 +156,11 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
     ...(accountConcurrency !== undefined ? { accountConcurrency: Number(accountConcurrency) } : {}),
     ...(alarmThreshold !== undefined ? { concurrencyAlarmThreshold: Number(alarmThreshold) } : {}),
     ...(accountRole !== undefined ? { apiGatewayAccountRole: flag(accountRole) } : {}),
+    ...(waf !== undefined ? { waf: flag(waf) } : {}),
+    ...(logAnalytics !== undefined ? { logAnalytics: flag(logAnalytics) } : {}),
+    ...(webAclArn ? { webAclArn: String(webAclArn) } : {}),
+    ...(wafRateLimit !== undefined ? { wafRateLimit: Number(wafRateLimit) } : {}),
+    ...(domainName ? { domainName: String(domainName), certificateArn: String(certificateArn) } : {}),
   };
 }
 
@@ -155,7 +194,9 @@ export function reservedConcurrencyOf(
   }
   // A null for control would leave operators without a guaranteed way in during a burst.
   if (result.control === undefined) {
-    throw new Error('the control function must keep a reserved concurrency: the control plane is always guaranteed some');
+    throw new Error(
+      'the control function must keep a reserved concurrency: the control plane is always guaranteed some',
+    );
   }
   const total = Object.values(result).reduce((a, b) => a + b, 0);
   if (total > accountConcurrency - MIN_UNRESERVED_CONCURRENCY) {
@@ -273,6 +314,11 @@ const EXPOSED_HEADERS = [
 export class GatewayStack extends Stack {
   readonly tables: Record<TableName, dynamodb.TableV2>;
   readonly blobBucket: s3.Bucket;
+  readonly accessLogBucket: s3.Bucket;
+  /** Firehose, Glue and Athena over the log entries, unless `logAnalytics` is false. */
+  readonly analytics?: LogAnalytics;
+  /** The WebACL created by this stack (in us-east-1 or an environment-agnostic stack), if any. */
+  readonly webAcl?: GatewayWebAcl;
   readonly adminKeySecret: secretsmanager.Secret;
   readonly functions: Record<FunctionGroupName, nodejs.NodejsFunction>;
   readonly originSecret: secretsmanager.Secret;
@@ -291,9 +337,32 @@ export class GatewayStack extends Stack {
       throw new Error(`streamPaddingBytes must be a non-negative integer, got ${streamPaddingBytes}`);
     }
 
-    this.tables = mapTables((def) => this.createTable(def, removalPolicy));
+    const logAnalytics = props.logAnalytics ?? true;
+    // The analytics export reads new log entries from the table's stream.
+    this.tables = mapTables((def) =>
+      this.createTable(def, removalPolicy, logAnalytics && def.id === TABLES.logs.id),
+    );
+
+    // CloudFront's standard logs and S3 server access logs. CloudFront writes its logs with an ACL, so
+    // ACLs stay enabled here (object writer); nothing in this bucket is public.
+    this.accessLogBucket = new s3.Bucket(this, 'AccessLogBucket', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      objectOwnership: s3.ObjectOwnership.OBJECT_WRITER,
+      lifecycleRules: [
+        { expiration: Duration.days(retentionDays), abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+      removalPolicy,
+    });
+    Validations.of(this.accessLogBucket).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'This is the access log bucket; logging its own accesses into itself would loop',
+    });
 
     this.blobBucket = new s3.Bucket(this, 'BlobBucket', {
+      serverAccessLogsBucket: this.accessLogBucket,
+      serverAccessLogsPrefix: 'blob-bucket/',
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
       encryption: s3.BucketEncryption.S3_MANAGED,
@@ -311,6 +380,11 @@ export class GatewayStack extends Stack {
       generateSecretString: { excludePunctuation: true, passwordLength: 48 },
       removalPolicy,
     });
+    Validations.of(this.adminKeySecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'The bootstrap key creates the organisation once; operators then use API keys they rotate through the API',
+    });
 
     // CloudFront sends this value in a custom origin header (resolved from Secrets Manager at deploy
     // time); the functions read it once per container and refuse requests that lack it.
@@ -319,6 +393,11 @@ export class GatewayStack extends Stack {
         'Header value that proves a request to an LLM gateway function URL came through CloudFront',
       generateSecretString: { excludePunctuation: true, passwordLength: 48 },
       removalPolicy,
+    });
+    Validations.of(this.originSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'CloudFront reads the value at deploy time, so a rotation is a deploy: a rotation Lambda would leave CloudFront sending the old value',
     });
 
     const environment: Record<string, string> = {
@@ -365,6 +444,7 @@ export class GatewayStack extends Stack {
           exposedHeaders: EXPOSED_HEADERS,
         },
       });
+      acknowledgeFunctionDefaults(fn);
       this.grant(fn, grantsFor(operationsOf(name)));
       this.originSecret.grantRead(fn);
       urls[name] = url;
@@ -389,6 +469,7 @@ export class GatewayStack extends Stack {
       description: 'WebSocket URL of the realtime API on API Gateway itself: connect with ?model=<model>',
     });
 
+    if (props.waf !== false && !props.webAclArn) this.webAcl = this.createWebAcl(props);
     this.distribution = new GatewayDistribution(this, 'Cdn', {
       functionUrls: urls as Record<FunctionGroupName, lambda.FunctionUrl>,
       operations: OPERATIONS,
@@ -400,13 +481,19 @@ export class GatewayStack extends Stack {
         domainName: this.realtime.domainName,
         stagePath: this.realtime.stagePath,
       },
+      webAclArn: props.waf === false ? undefined : (props.webAclArn ?? this.webAcl?.arn),
+      ...(props.domainName && props.certificateArn
+        ? { customDomain: { domainName: props.domainName, certificateArn: props.certificateArn } }
+        : {}),
+      logBucket: this.accessLogBucket,
     });
+    const host = props.domainName ?? this.distribution.distribution.distributionDomainName;
     new CfnOutput(this, 'BaseUrl', {
-      value: `https://${this.distribution.distribution.distributionDomainName}/v1`,
+      value: `https://${host}/v1`,
       description: 'Base URL for OpenAI SDKs: every /v1 operation through CloudFront',
     });
     new CfnOutput(this, 'RealtimeBaseUrl', {
-      value: `wss://${this.distribution.distribution.distributionDomainName}${REALTIME_OPERATION.path}`,
+      value: `wss://${host}${REALTIME_OPERATION.path}`,
       description:
         'Realtime API through CloudFront, on the same host as BaseUrl: connect with ?model=<model>',
     });
@@ -420,6 +507,32 @@ export class GatewayStack extends Stack {
       tables: this.tables,
       alarmEmail: props.alarmEmail,
     });
+    if (logAnalytics) {
+      this.analytics = new LogAnalytics(this, 'Analytics', {
+        logsTable: this.tables.logs,
+        repoRoot: REPO_ROOT,
+        bundling: lambdaBundling(sourceMaps),
+        retentionDays,
+        logRetention,
+        removalPolicy,
+        accessLogBucket: this.accessLogBucket,
+      });
+      this.observability.addAlarm(
+        'LogExportFailureAlarm',
+        this.analytics.exportFailures.metricApproximateNumberOfMessagesVisible({
+          period: Duration.minutes(5),
+        }),
+        {
+          threshold: 1,
+          alarmDescription:
+            'Log entries could not be exported to Firehose after every retry (see the export function logs).',
+        },
+      );
+      new CfnOutput(this, 'AthenaWorkGroup', {
+        value: this.analytics.workGroup.name,
+        description: 'Athena workgroup with the named queries over every log entry (table log_entries)',
+      });
+    }
     this.reserveConcurrency(props);
     this.observability.addAlarm(
       'RelayFailureAlarm',
@@ -436,6 +549,34 @@ export class GatewayStack extends Stack {
     });
   }
 
+  /**
+   * A WebACL in this stack. CloudFront takes only WebACLs of us-east-1: a stack deployed elsewhere gets
+   * its WebACL from the edge stack instead (lib/app.ts), and an environment-agnostic stack carries a
+   * CloudFormation rule that refuses a deploy outside us-east-1 with that explanation.
+   */
+  private createWebAcl(props: GatewayStackProps): GatewayWebAcl {
+    if (!Token.isUnresolved(this.region) && this.region !== EDGE_REGION) {
+      throw new Error(
+        `WAF for CloudFront lives in ${EDGE_REGION}: deploy ${this.stackName} through createGatewayApp (lib/app.ts), which adds an edge stack there, or pass gateway:webAclArn, or set gateway:waf=false`,
+      );
+    }
+    if (Token.isUnresolved(this.region)) {
+      new CfnRule(this, 'WebAclRegionRule', {
+        assertions: [
+          {
+            assert: Fn.conditionEquals(Aws.REGION, EDGE_REGION),
+            assertDescription: `The WAF WebACL of a CloudFront distribution must be created in ${EDGE_REGION}. Deploy with an explicit region (bin/gateway.ts then adds an edge stack in ${EDGE_REGION}), or pass -c gateway:webAclArn=<arn>, or -c gateway:waf=false.`,
+          },
+        ],
+      });
+    }
+    const acl = new GatewayWebAcl(this, 'WebAcl', {
+      rateLimit: props.wafRateLimit,
+      metricPrefix: this.stackName,
+    });
+    return acl;
+  }
+
   /** Applies each function's reservation and alarms before the account runs out of executions. */
   private reserveConcurrency(props: GatewayStackProps): void {
     const accountConcurrency = props.accountConcurrency ?? DEFAULT_ACCOUNT_CONCURRENCY;
@@ -447,7 +588,8 @@ export class GatewayStack extends Stack {
     };
     for (const [name, fn] of Object.entries(all)) {
       const value = reserved[name as GatewayFunctionName];
-      if (value !== undefined) (fn.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = value;
+      if (value !== undefined)
+        (fn.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = value;
     }
     const threshold = props.concurrencyAlarmThreshold ?? Math.floor(accountConcurrency * 0.8);
     this.observability.addAlarm(
@@ -467,8 +609,9 @@ export class GatewayStack extends Stack {
     );
   }
 
-  private createTable(def: TableDefinition, removalPolicy: RemovalPolicy): dynamodb.TableV2 {
+  private createTable(def: TableDefinition, removalPolicy: RemovalPolicy, stream = false): dynamodb.TableV2 {
     return new dynamodb.TableV2(this, `${pascal(def.id)}Table`, {
+      ...(stream ? { dynamoStream: dynamodb.StreamViewType.NEW_IMAGE } : {}),
       partitionKey: attribute(def.partitionKey),
       sortKey: attribute(def.sortKey),
       billing: dynamodb.Billing.onDemand(),
@@ -492,8 +635,15 @@ export class GatewayStack extends Stack {
 
   /** Adds one statement per resource and access, naming each table, index and bucket exactly. */
   grant(fn: lambda.IFunction, grants: GroupGrants): void {
-    const allow = (actions: string[], resources: string[]) =>
+    // A wildcard resource is acknowledged for cdk-nag right where it is granted, with why it is needed.
+    const allow = (actions: string[], resources: string[], wildcardReason?: string) => {
       fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources }));
+      if (wildcardReason) {
+        for (const r of resources) acknowledgeWildcardResource(fn, r, wildcardReason);
+      }
+    };
+    const objectsReason =
+      "Log bodies are objects with generated keys: the grant names this bucket's objects only";
     for (const def of ALL_TABLES) {
       const access = grants.tables[def.id as TableName];
       const tableArn = this.tableOf(def).tableArn;
@@ -509,11 +659,11 @@ export class GatewayStack extends Stack {
     }
     const objects = this.blobBucket.arnForObjects('*');
     if (grants.blobBucket.read) {
-      allow(['s3:GetObject'], [objects]);
+      allow(['s3:GetObject'], [objects], objectsReason);
       // Without ListBucket S3 answers a missing key with AccessDenied instead of NoSuchKey.
       allow(['s3:ListBucket'], [this.blobBucket.bucketArn]);
     }
-    if (grants.blobBucket.write) allow(['s3:PutObject'], [objects]);
+    if (grants.blobBucket.write) allow(['s3:PutObject'], [objects], objectsReason);
     if (grants.adminKeySecret.read) this.adminKeySecret.grantRead(fn);
     // Secrets Manager appends a random suffix to a secret's ARN, hence the trailing wildcard.
     const virtualKeySecrets = Stack.of(this).formatArn({
@@ -522,8 +672,10 @@ export class GatewayStack extends Stack {
       resourceName: `${VIRTUAL_KEY_SECRET_PREFIX}*`,
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
-    if (grants.virtualKeySecrets.read) allow(SECRET_READ_ACTIONS, [virtualKeySecrets]);
-    if (grants.virtualKeySecrets.write) allow(SECRET_WRITE_ACTIONS, [virtualKeySecrets]);
+    const secretsReason =
+      'Virtual keys are created at runtime: the grant names exactly the secrets under their name prefix';
+    if (grants.virtualKeySecrets.read) allow(SECRET_READ_ACTIONS, [virtualKeySecrets], secretsReason);
+    if (grants.virtualKeySecrets.write) allow(SECRET_WRITE_ACTIONS, [virtualKeySecrets], secretsReason);
     // Converse needs InvokeModel, ConverseStream InvokeModelWithResponseStream; inference profiles route
     // to foundation models in other regions, hence every region for foundation models.
     if (grants.bedrockInvoke) {
@@ -534,6 +686,7 @@ export class GatewayStack extends Stack {
           `arn:${stack.partition}:bedrock:*::foundation-model/*`,
           `arn:${stack.partition}:bedrock:*:${stack.account}:inference-profile/*`,
         ],
+        'A virtual key may name any Bedrock model, and cross-region inference profiles run in several regions',
       );
     }
   }

@@ -4,24 +4,25 @@
 // relay answers through the stage's `@connections` management API.
 import { join } from 'node:path';
 import {
-  aws_apigateway as apigw,
   ArnFormat,
+  aws_apigateway as apigw,
   aws_apigatewayv2 as apigwv2,
   Duration,
+  aws_lambda_destinations as destinations,
   aws_iam as iam,
   aws_lambda as lambda,
   aws_logs as logs,
   aws_lambda_nodejs as nodejs,
-  aws_lambda_destinations as destinations,
   RemovalPolicy,
-  aws_sns as sns,
   Stack,
+  aws_sns as sns,
   Validations,
 } from 'aws-cdk-lib';
 import { WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Construct } from 'constructs';
 import { type FunctionGroup, REALTIME_FUNCTIONS } from '../functions/operations';
 import type { GroupGrants } from './gateway-stack';
+import { acknowledgeFunctionDefaults, acknowledgeWildcardResource } from './nag';
 
 /** The stage name is the last path segment of the WebSocket URL, like `/v1` of the HTTP base URL. */
 export const REALTIME_STAGE = 'v1';
@@ -151,7 +152,8 @@ export class RealtimeApi extends Construct {
       if (child) {
         Validations.of(child).acknowledge({
           id: 'AwsSolutions-APIG4',
-          reason: 'The socket function authenticates $connect itself (gateway key or JWT, like every HTTP route)',
+          reason:
+            'The socket function authenticates $connect itself (gateway key or JWT, like every HTTP route)',
         });
       }
     }
@@ -166,7 +168,16 @@ export class RealtimeApi extends Construct {
     this.relayFunction.addToRolePolicy(
       new iam.PolicyStatement({ actions: SQS_RELAY_ACTIONS, resources: [queueArns] }),
     );
+    const queuesReason =
+      "One queue per connection, created at $connect: the grant names this stack's queue prefix only";
+    acknowledgeWildcardResource(this.socketFunction, queueArns, queuesReason);
+    acknowledgeWildcardResource(this.relayFunction, queueArns, queuesReason);
     this.relayFunction.grantInvoke(this.socketFunction);
+    acknowledgeWildcardResource(
+      this.socketFunction,
+      `${this.relayFunction.functionArn}:*`,
+      'grantInvoke names the relay function and its versions; no other function',
+    );
     // A retried relay would open a second provider socket for the same session; an old one serves nobody.
     // The failure record holds the relay job, which carries the upstream's authorization header: the
     // topic is a signal for the alarm and keeps nothing, so subscribe no email or queue to it.
@@ -181,6 +192,15 @@ export class RealtimeApi extends Construct {
     });
     // execute-api:ManageConnections on this stage's @connections only (post, delete, get).
     this.stage.grantManagementApiAccess(this.relayFunction);
+    acknowledgeWildcardResource(
+      this.relayFunction,
+      stack.formatArn({
+        service: 'execute-api',
+        resource: this.api.apiId,
+        resourceName: `${REALTIME_STAGE}/*/@connections/*`,
+      }),
+      "Connections are created by clients at runtime: the grant names this stage's @connections only",
+    );
   }
 
   /**
@@ -226,7 +246,7 @@ export class RealtimeApi extends Construct {
     props: RealtimeApiProps,
     environment: Record<string, string>,
   ): nodejs.NodejsFunction {
-    return new nodejs.NodejsFunction(this, `${id}Function`, {
+    const fn = new nodejs.NodejsFunction(this, `${id}Function`, {
       entry: join(props.repoRoot, def.entry),
       handler: 'handler',
       projectRoot: props.repoRoot,
@@ -243,5 +263,7 @@ export class RealtimeApi extends Construct {
         removalPolicy: props.removalPolicy,
       }),
     });
+    acknowledgeFunctionDefaults(fn);
+    return fn;
   }
 }
