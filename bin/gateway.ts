@@ -1,5 +1,5 @@
 // CDK app entry: `cdk synth` / `cdk deploy` run this through `npx tsx bin/gateway.ts` (cdk.json).
-import { App } from 'aws-cdk-lib';
+import { App, Validations } from 'aws-cdk-lib';
 import { createGatewayApp } from '../lib/app';
 
 const app = new App();
@@ -12,3 +12,9 @@ createGatewayApp(app, 'LlmGateway', {
   ...(account || region ? { env: { account, region } } : {}),
   description: 'LLM gateway: streaming function URLs, DynamoDB state, S3 bodies, Secrets Manager keys',
 });
+
+// `-c gateway:nag=true` runs cdk-nag's AwsSolutions pack on synth; test/infra/nag.test.ts runs it always.
+if (String(app.node.tryGetContext('gateway:nag')) === 'true') {
+  const { AwsSolutionsChecks } = await import('cdk-nag');
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+}
