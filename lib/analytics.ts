@@ -38,6 +38,9 @@ export interface LogAnalyticsProps {
   accessLogBucket: s3.IBucket;
 }
 
+/** The export function's handler; scripts/build.ts bundles it with the others. */
+export const LOG_EXPORT_ENTRY = 'functions/handlers/log-export.ts';
+
 /** The S3 prefix of the exported records, the Glue table's location. */
 export const EXPORT_PREFIX = 'logs/';
 export const TABLE_NAME = 'log_entries';
@@ -268,7 +271,7 @@ export class LogAnalytics extends Construct {
         'This queue is itself the dead-letter destination of the export; its messages only point at stream positions',
     });
     this.exportFunction = new nodejs.NodejsFunction(this, 'ExportFunction', {
-      entry: join(props.repoRoot, 'functions/handlers/log-export.ts'),
+      entry: join(props.repoRoot, LOG_EXPORT_ENTRY),
       handler: 'handler',
       projectRoot: props.repoRoot,
       depsLockFilePath: join(props.repoRoot, 'package-lock.json'),
