@@ -534,6 +534,16 @@ export class GatewayStack extends Stack {
       });
     }
     this.reserveConcurrency(props);
+    // Relays past their reservation wait in Lambda's async queue, then expire into the failure topic.
+    this.observability.addAlarm(
+      'RelayThrottlesAlarm',
+      this.realtime.relayFunction.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }),
+      {
+        threshold: 1,
+        alarmDescription:
+          'Realtime sessions waited for a relay: raise realtimeRelay in gateway:reservedConcurrency (and the account quota).',
+      },
+    );
     this.observability.addAlarm(
       'RelayFailureAlarm',
       this.realtime.relayFailures.metricNumberOfMessagesPublished({ period: Duration.minutes(5) }),

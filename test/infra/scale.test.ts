@@ -104,6 +104,15 @@ describe('GatewayStack at scale (defaults)', () => {
       });
     });
 
+    it('alarms when sessions wait because every reserved relay is busy', () => {
+      expect(alarmNamed('ObservabilityRelayThrottlesAlarm')).toMatchObject({
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Throttles',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: idOf(stack.realtime.relayFunction) } }],
+        Threshold: 1,
+      });
+    });
+
     it('writes WebSocket stage access logs with the request id, through the account logging role', () => {
       const stage = resources[idOf(stack.realtime.stage)];
       const settings = stage?.Properties.AccessLogSettings as { DestinationArn: unknown; Format: string };
