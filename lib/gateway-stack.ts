@@ -3,6 +3,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  Annotations,
   ArnFormat,
   Aws,
   CfnOutput,
@@ -179,6 +180,9 @@ export function reservedConcurrencyOf(
   settings: Partial<Record<GatewayFunctionName, number | null>> = {},
   accountConcurrency: number = DEFAULT_ACCOUNT_CONCURRENCY,
 ): Partial<Record<GatewayFunctionName, number>> {
+  // New accounts can start far below 1,000 (10 is common): Lambda then lets nothing be reserved, so the
+  // control plane shares the pool until the quota is raised (the stack warns at synth).
+  if (accountConcurrency <= MIN_UNRESERVED_CONCURRENCY) return {};
   const known = [...Object.keys(FUNCTION_GROUPS), ...Object.keys(REALTIME_FUNCTIONS)];
   const merged: Record<string, number | null | undefined> = { ...DEFAULT_RESERVED_CONCURRENCY, ...settings };
   const result: Partial<Record<GatewayFunctionName, number>> = {};
@@ -591,6 +595,12 @@ export class GatewayStack extends Stack {
   private reserveConcurrency(props: GatewayStackProps): void {
     const accountConcurrency = props.accountConcurrency ?? DEFAULT_ACCOUNT_CONCURRENCY;
     const reserved = reservedConcurrencyOf(props.reservedConcurrency, accountConcurrency);
+    if (Object.keys(reserved).length === 0) {
+      Annotations.of(this).addWarningV2(
+        'gateway:no-reserved-concurrency',
+        `An account concurrency quota of ${accountConcurrency} leaves nothing to reserve: the control plane is not protected from bursts until the quota is raised (Service Quotas, Lambda concurrent executions).`,
+      );
+    }
     const all: Record<GatewayFunctionName, lambda.Function> = {
       ...this.functions,
       realtimeSocket: this.realtime.socketFunction,

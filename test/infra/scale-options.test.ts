@@ -73,6 +73,8 @@ describe('reservedConcurrencyOf', () => {
     expect(reservedConcurrencyOf({ chat: 5000 }, 10_000).chat).toBe(5000);
     expect(() => reservedConcurrencyOf({ chat: 0 })).toThrow(/positive integer/);
     expect(() => reservedConcurrencyOf({ nope: 1 } as never)).toThrow(/names no function/);
+    // A new account's quota of 10 allows no reservation at all: nothing is reserved rather than a failed deploy.
+    expect(reservedConcurrencyOf({}, 10)).toEqual({});
   });
 
   it('reads boolean context values as CDK passes them', () => {
