@@ -19,13 +19,15 @@ export const REQUIRE_BANNER =
 // SDK v3 that the Node.js 22 Lambda runtime ships: bundling them would double the size of every function
 // and its cold start for code most containers never run. `@aws-sdk/credential-provider-node` is not
 // listed: Lambda bundles alias it to an env-only provider (ALIASES below). The realtime clients (SQS, Lambda, the
-// `@connections` management API) are imported lazily too, so the HTTP functions never carry them.
+// `@connections` management API) are imported lazily too, so the HTTP functions never carry them. The
+// log export function's Firehose client is the runtime's too.
 export const RUNTIME_PROVIDED = [
   '@aws-sdk/client-s3',
   '@aws-sdk/client-secrets-manager',
   '@aws-sdk/client-sqs',
   '@aws-sdk/client-lambda',
   '@aws-sdk/client-apigatewaymanagementapi',
+  '@aws-sdk/client-firehose',
 ];
 
 // Lambda passes credentials in environment variables: the SDK's default credential chain is swapped for

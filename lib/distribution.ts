@@ -3,10 +3,14 @@
 // through as they are produced, and the function URLs refuse any request without the origin secret. The
 // realtime WebSocket API gets one behaviour of its own, so `wss://<domain>/v1/realtime` works too.
 import {
+  aws_certificatemanager as acm,
   aws_cloudfront as cloudfront,
   Duration,
   type aws_lambda as lambda,
   aws_cloudfront_origins as origins,
+  type aws_s3 as s3,
+  Token,
+  Validations,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { ORIGIN_SECRET_HEADER } from '../functions/middleware/request-context';
@@ -108,7 +112,16 @@ export interface GatewayDistributionProps {
   readTimeoutSeconds: number;
   /** The realtime WebSocket API, served at `path` on the distribution. */
   realtime?: RealtimeOrigin;
+  /** ARN of a CLOUDFRONT-scope WAF WebACL (created in us-east-1) that filters every request. */
+  webAclArn?: string;
+  /** A custom domain served with `certificateArn` (an ACM certificate in us-east-1), TLS 1.2 or newer. */
+  customDomain?: { domainName: string; certificateArn: string };
+  /** Receives CloudFront's standard access logs; its ACLs must be enabled (CloudFront writes with them). */
+  logBucket?: s3.IBucket;
 }
+
+/** Viewer TLS policy with a custom domain: TLS 1.2 or newer, with forward-secret ciphers only. */
+export const CUSTOM_DOMAIN_SECURITY_POLICY = cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021;
 
 export interface RealtimeOrigin {
   /** The public path clients connect to (`/v1/realtime`); a CloudFront path pattern without wildcards. */
@@ -198,11 +211,53 @@ export class GatewayDistribution extends Construct {
       };
     }
     for (const r of this.routes) additionalBehaviors[r.pathPattern] = behaviour(r.group);
+    const domain = props.customDomain;
+    if (domain) {
+      // CloudFront only accepts certificates from us-east-1; say so at synth rather than at deploy.
+      const region = Token.isUnresolved(domain.certificateArn)
+        ? undefined
+        : domain.certificateArn.split(':')[3];
+      if (region !== undefined && region !== 'us-east-1') {
+        throw new Error(
+          `the certificate of a CloudFront domain must be in us-east-1, got ${domain.certificateArn}`,
+        );
+      }
+    }
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: 'LLM gateway base URL',
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
       defaultBehavior: behaviour(props.defaultGroup),
       additionalBehaviors,
+      ...(props.webAclArn ? { webAclId: props.webAclArn } : {}),
+      ...(domain
+        ? {
+            domainNames: [domain.domainName],
+            certificate: acm.Certificate.fromCertificateArn(this, 'Certificate', domain.certificateArn),
+            minimumProtocolVersion: CUSTOM_DOMAIN_SECURITY_POLICY,
+          }
+        : {}),
+      ...(props.logBucket
+        ? { enableLogging: true, logBucket: props.logBucket, logFilePrefix: 'cloudfront/' }
+        : {}),
+    });
+    if (!domain) {
+      // The *.cloudfront.net certificate admits TLS 1.0 and no other policy can be chosen for it.
+      Validations.of(this.distribution).acknowledge({
+        id: 'AwsSolutions-CFR4',
+        reason:
+          'Without gateway:domainName the default CloudFront certificate is used, whose policy is fixed; with a domain the policy is TLSv1.2_2021',
+      });
+    }
+    if (!props.webAclArn) {
+      Validations.of(this.distribution).acknowledge({
+        id: 'AwsSolutions-CFR2',
+        reason: 'WAF was turned off for this deployment with gateway:waf=false',
+      });
+    }
+    // Geo restriction is a business decision (the gateway serves whoever holds a key).
+    Validations.of(this.distribution).acknowledge({
+      id: 'AwsSolutions-CFR1',
+      reason: 'No geographic restriction: access is decided by gateway keys and JWTs, not by country',
     });
   }
 }

@@ -3,10 +3,15 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  Annotations,
   ArnFormat,
+  Aws,
   CfnOutput,
+  CfnRule,
+  aws_cloudwatch as cloudwatch,
   Duration,
   aws_dynamodb as dynamodb,
+  Fn,
   aws_iam as iam,
   aws_lambda as lambda,
   aws_logs as logs,
@@ -16,6 +21,8 @@ import {
   type StackProps,
   aws_s3 as s3,
   aws_secretsmanager as secretsmanager,
+  Token,
+  Validations,
 } from 'aws-cdk-lib';
 import type { Construct, Node } from 'constructs';
 import {
@@ -24,7 +31,9 @@ import {
   OPERATIONS,
   type Operation,
   operationsOf,
+  REALTIME_FUNCTIONS,
   REALTIME_OPERATION,
+  type RealtimeFunctionName,
   type Scope,
 } from '../functions/operations';
 import {
@@ -34,10 +43,16 @@ import {
   type TableDefinition,
   type TableName,
 } from '../functions/store/tables';
+import { LogAnalytics } from './analytics';
 import { lambdaBundling, sourceMapsEnabled } from './bundling';
 import { DEFAULT_ORIGIN_READ_TIMEOUT_SECONDS, GatewayDistribution } from './distribution';
+import { acknowledgeFunctionDefaults, acknowledgeWildcardResource } from './nag';
 import { GatewayObservability } from './observability';
 import { RealtimeApi } from './realtime';
+import { GatewayWebAcl } from './waf';
+
+/** CloudFront's control plane region: its certificates and WAF WebACLs must be created there. */
+export const EDGE_REGION = 'us-east-1';
 
 // Handler entries in operations.ts are relative to the repository root, which is this file's parent folder.
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -55,7 +70,50 @@ export interface GatewayStackProps extends StackProps {
   originReadTimeoutSeconds?: number;
   /** Email address subscribed to the alarm topic. */
   alarmEmail?: string;
+  /** Reserved concurrency per function; `null` leaves a function on the account's unreserved pool. */
+  reservedConcurrency?: Partial<Record<GatewayFunctionName, number | null>>;
+  /** The account's (regional) Lambda concurrency quota, to check reservations and set the alarm. */
+  accountConcurrency?: number;
+  /** Account-wide concurrent executions that raise the alarm; defaults to 80% of `accountConcurrency`. */
+  concurrencyAlarmThreshold?: number;
+  /** Set the region's API Gateway CloudWatch role (needed by stage access logs); default true. */
+  apiGatewayAccountRole?: boolean;
+  /** AWS WAF on the distribution (default true). */
+  waf?: boolean;
+  /**
+   * A CLOUDFRONT-scope WebACL to use instead of creating one: from the edge stack (lib/app.ts) or from
+   * `gateway:webAclArn`. Without it the stack creates its own, which CloudFormation accepts only in us-east-1.
+   */
+  webAclArn?: string;
+  /** Requests per client IP per 5 minutes before the WAF rate rule blocks it. */
+  wafRateLimit?: number;
+  /** Stream every log entry to Firehose, S3 (Parquet), Glue and Athena (default true). */
+  logAnalytics?: boolean;
+  /** Serve the base URL on this domain too, with `certificateArn` (ACM, us-east-1); TLS 1.2 minimum. */
+  domainName?: string;
+  certificateArn?: string;
 }
+
+/** Every function of the stack: the function URL groups and the realtime functions. */
+export type GatewayFunctionName = FunctionGroupName | RealtimeFunctionName;
+
+/**
+ * Reserved concurrency guarantees a function that many executions and caps it there. The control plane
+ * (keys, logs, dashboard, realtime handshakes) always keeps some, so a burst of model calls or of
+ * 15-minute realtime relays never locks operators out; relays are capped so that they cannot take the
+ * whole account. Model groups share the unreserved pool unless a context value gives them their own.
+ */
+export const DEFAULT_RESERVED_CONCURRENCY: Partial<Record<GatewayFunctionName, number>> = {
+  control: 20,
+  logs: 10,
+  dashboard: 5,
+  realtimeSocket: 20,
+  realtimeRelay: 100,
+};
+/** Lambda's default concurrency quota per account and region. */
+export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
+// Lambda refuses reservations that leave fewer than 100 executions unreserved.
+const MIN_UNRESERVED_CONCURRENCY = 100;
 
 export const DEFAULT_LOG_RETENTION_DAYS = 30;
 
@@ -66,6 +124,19 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
   const padding = node.tryGetContext('gateway:streamPaddingBytes');
   const readTimeout = node.tryGetContext('gateway:originReadTimeoutSeconds');
   const alarmEmail = node.tryGetContext('gateway:alarmEmail');
+  const reserved = node.tryGetContext('gateway:reservedConcurrency');
+  const accountConcurrency = node.tryGetContext('gateway:accountConcurrency');
+  const alarmThreshold = node.tryGetContext('gateway:concurrencyAlarmThreshold');
+  const accountRole = node.tryGetContext('gateway:apiGatewayAccountRole');
+  const waf = node.tryGetContext('gateway:waf');
+  const logAnalytics = node.tryGetContext('gateway:logAnalytics');
+  const webAclArn = node.tryGetContext('gateway:webAclArn');
+  const wafRateLimit = node.tryGetContext('gateway:wafRateLimit');
+  const domainName = node.tryGetContext('gateway:domainName');
+  const certificateArn = node.tryGetContext('gateway:certificateArn');
+  if ((domainName === undefined) !== (certificateArn === undefined)) {
+    throw new Error('gateway:domainName and gateway:certificateArn go together: give both or neither');
+  }
   if (alarmEmail !== undefined && !(typeof alarmEmail === 'string' && /^[^@\s]+@[^@\s]+$/.test(alarmEmail))) {
     throw new Error(`gateway:alarmEmail must be an email address, got ${JSON.stringify(alarmEmail)}`);
   }
@@ -79,7 +150,65 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
     originReadTimeoutSeconds:
       readTimeout === undefined ? DEFAULT_ORIGIN_READ_TIMEOUT_SECONDS : Number(readTimeout),
     ...(alarmEmail ? { alarmEmail } : {}),
+    // `-c` passes a JSON string; cdk.json may hold the object itself.
+    ...(reserved !== undefined
+      ? { reservedConcurrency: typeof reserved === 'string' ? JSON.parse(reserved) : reserved }
+      : {}),
+    ...(accountConcurrency !== undefined ? { accountConcurrency: Number(accountConcurrency) } : {}),
+    ...(alarmThreshold !== undefined ? { concurrencyAlarmThreshold: Number(alarmThreshold) } : {}),
+    ...(accountRole !== undefined ? { apiGatewayAccountRole: flag(accountRole) } : {}),
+    ...(waf !== undefined ? { waf: flag(waf) } : {}),
+    ...(logAnalytics !== undefined ? { logAnalytics: flag(logAnalytics) } : {}),
+    ...(webAclArn ? { webAclArn: String(webAclArn) } : {}),
+    ...(wafRateLimit !== undefined ? { wafRateLimit: Number(wafRateLimit) } : {}),
+    ...(domainName ? { domainName: String(domainName), certificateArn: String(certificateArn) } : {}),
   };
+}
+
+/** A boolean context value: `-c x=false` arrives as the string "false". */
+export function flag(value: unknown): boolean {
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new Error(`expected true or false, got ${JSON.stringify(value)}`);
+}
+
+/**
+ * The reservation of every function, defaults overlaid by the settings, checked against the account's
+ * quota so that a deploy never fails half-way on Lambda's minimum of unreserved executions.
+ */
+export function reservedConcurrencyOf(
+  settings: Partial<Record<GatewayFunctionName, number | null>> = {},
+  accountConcurrency: number = DEFAULT_ACCOUNT_CONCURRENCY,
+): Partial<Record<GatewayFunctionName, number>> {
+  // New accounts can start far below 1,000 (10 is common): Lambda then lets nothing be reserved, so the
+  // control plane shares the pool until the quota is raised (the stack warns at synth).
+  if (accountConcurrency <= MIN_UNRESERVED_CONCURRENCY) return {};
+  const known = [...Object.keys(FUNCTION_GROUPS), ...Object.keys(REALTIME_FUNCTIONS)];
+  const merged: Record<string, number | null | undefined> = { ...DEFAULT_RESERVED_CONCURRENCY, ...settings };
+  const result: Partial<Record<GatewayFunctionName, number>> = {};
+  for (const [name, value] of Object.entries(merged)) {
+    if (!known.includes(name)) {
+      throw new Error(`gateway:reservedConcurrency names no function: ${name} (known: ${known.join(', ')})`);
+    }
+    if (value === null || value === undefined) continue;
+    if (!Number.isInteger(value) || value < 1) {
+      throw new Error(`reserved concurrency of ${name} must be a positive integer or null, got ${value}`);
+    }
+    result[name as GatewayFunctionName] = value;
+  }
+  // A null for control would leave operators without a guaranteed way in during a burst.
+  if (result.control === undefined) {
+    throw new Error(
+      'the control function must keep a reserved concurrency: the control plane is always guaranteed some',
+    );
+  }
+  const total = Object.values(result).reduce((a, b) => a + b, 0);
+  if (total > accountConcurrency - MIN_UNRESERVED_CONCURRENCY) {
+    throw new Error(
+      `reserved concurrency totals ${total}, but an account quota of ${accountConcurrency} allows at most ${accountConcurrency - MIN_UNRESERVED_CONCURRENCY}: raise gateway:accountConcurrency after raising the quota, or reserve less`,
+    );
+  }
+  return result;
 }
 
 /** What one data resource allows a function to do. */
@@ -131,7 +260,8 @@ export function grantsFor(
     tables: {
       // Functions authenticate callers against the control table; one serving only public files does not.
       control: { read: authenticates || writesControl, write: writesControl },
-      logs: { read: readsLogs, write: writesLogs },
+      // Model functions only ever add entries (LogStore.put is one PutItem): no update, no delete.
+      logs: { read: readsLogs, write: false, append: writesLogs },
       // Virtual key reads show the spend; log readers see per-user analytics.
       counters: {
         read: usesVirtualKeys || managesVirtualKeys || hasScope('virtual_keys.read') || readsLogs,
@@ -188,6 +318,11 @@ const EXPOSED_HEADERS = [
 export class GatewayStack extends Stack {
   readonly tables: Record<TableName, dynamodb.TableV2>;
   readonly blobBucket: s3.Bucket;
+  readonly accessLogBucket: s3.Bucket;
+  /** Firehose, Glue and Athena over the log entries, unless `logAnalytics` is false. */
+  readonly analytics?: LogAnalytics;
+  /** The WebACL created by this stack (in us-east-1 or an environment-agnostic stack), if any. */
+  readonly webAcl?: GatewayWebAcl;
   readonly adminKeySecret: secretsmanager.Secret;
   readonly functions: Record<FunctionGroupName, nodejs.NodejsFunction>;
   readonly originSecret: secretsmanager.Secret;
@@ -206,9 +341,32 @@ export class GatewayStack extends Stack {
       throw new Error(`streamPaddingBytes must be a non-negative integer, got ${streamPaddingBytes}`);
     }
 
-    this.tables = mapTables((def) => this.createTable(def, removalPolicy));
+    const logAnalytics = props.logAnalytics ?? true;
+    // The analytics export reads new log entries from the table's stream.
+    this.tables = mapTables((def) =>
+      this.createTable(def, removalPolicy, logAnalytics && def.id === TABLES.logs.id),
+    );
+
+    // CloudFront's standard logs and S3 server access logs. CloudFront writes its logs with an ACL, so
+    // ACLs stay enabled here (object writer); nothing in this bucket is public.
+    this.accessLogBucket = new s3.Bucket(this, 'AccessLogBucket', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      objectOwnership: s3.ObjectOwnership.OBJECT_WRITER,
+      lifecycleRules: [
+        { expiration: Duration.days(retentionDays), abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+      removalPolicy,
+    });
+    Validations.of(this.accessLogBucket).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'This is the access log bucket; logging its own accesses into itself would loop',
+    });
 
     this.blobBucket = new s3.Bucket(this, 'BlobBucket', {
+      serverAccessLogsBucket: this.accessLogBucket,
+      serverAccessLogsPrefix: 'blob-bucket/',
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
       encryption: s3.BucketEncryption.S3_MANAGED,
@@ -226,6 +384,11 @@ export class GatewayStack extends Stack {
       generateSecretString: { excludePunctuation: true, passwordLength: 48 },
       removalPolicy,
     });
+    Validations.of(this.adminKeySecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'The bootstrap key creates the organisation once; operators then use API keys they rotate through the API',
+    });
 
     // CloudFront sends this value in a custom origin header (resolved from Secrets Manager at deploy
     // time); the functions read it once per container and refuse requests that lack it.
@@ -234,6 +397,11 @@ export class GatewayStack extends Stack {
         'Header value that proves a request to an LLM gateway function URL came through CloudFront',
       generateSecretString: { excludePunctuation: true, passwordLength: 48 },
       removalPolicy,
+    });
+    Validations.of(this.originSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'CloudFront reads the value at deploy time, so a rotation is a deploy: a rotation Lambda would leave CloudFront sending the old value',
     });
 
     const environment: Record<string, string> = {
@@ -280,6 +448,7 @@ export class GatewayStack extends Stack {
           exposedHeaders: EXPOSED_HEADERS,
         },
       });
+      acknowledgeFunctionDefaults(fn);
       this.grant(fn, grantsFor(operationsOf(name)));
       this.originSecret.grantRead(fn);
       urls[name] = url;
@@ -297,12 +466,14 @@ export class GatewayStack extends Stack {
       bundling: lambdaBundling(sourceMaps),
       logRetention,
       removalPolicy,
+      apiGatewayAccountRole: props.apiGatewayAccountRole ?? true,
     });
     new CfnOutput(this, 'RealtimeUrl', {
       value: this.realtime.url,
       description: 'WebSocket URL of the realtime API on API Gateway itself: connect with ?model=<model>',
     });
 
+    if (props.waf !== false && !props.webAclArn) this.webAcl = this.createWebAcl(props);
     this.distribution = new GatewayDistribution(this, 'Cdn', {
       functionUrls: urls as Record<FunctionGroupName, lambda.FunctionUrl>,
       operations: OPERATIONS,
@@ -314,13 +485,19 @@ export class GatewayStack extends Stack {
         domainName: this.realtime.domainName,
         stagePath: this.realtime.stagePath,
       },
+      webAclArn: props.waf === false ? undefined : (props.webAclArn ?? this.webAcl?.arn),
+      ...(props.domainName && props.certificateArn
+        ? { customDomain: { domainName: props.domainName, certificateArn: props.certificateArn } }
+        : {}),
+      logBucket: this.accessLogBucket,
     });
+    const host = props.domainName ?? this.distribution.distribution.distributionDomainName;
     new CfnOutput(this, 'BaseUrl', {
-      value: `https://${this.distribution.distribution.distributionDomainName}/v1`,
+      value: `https://${host}/v1`,
       description: 'Base URL for OpenAI SDKs: every /v1 operation through CloudFront',
     });
     new CfnOutput(this, 'RealtimeBaseUrl', {
-      value: `wss://${this.distribution.distribution.distributionDomainName}${REALTIME_OPERATION.path}`,
+      value: `wss://${host}${REALTIME_OPERATION.path}`,
       description:
         'Realtime API through CloudFront, on the same host as BaseUrl: connect with ?model=<model>',
     });
@@ -334,14 +511,127 @@ export class GatewayStack extends Stack {
       tables: this.tables,
       alarmEmail: props.alarmEmail,
     });
+    if (logAnalytics) {
+      this.analytics = new LogAnalytics(this, 'Analytics', {
+        logsTable: this.tables.logs,
+        repoRoot: REPO_ROOT,
+        bundling: lambdaBundling(sourceMaps),
+        retentionDays,
+        logRetention,
+        removalPolicy,
+        accessLogBucket: this.accessLogBucket,
+      });
+      this.observability.addAlarm(
+        'LogExportFailureAlarm',
+        this.analytics.exportFailures.metricApproximateNumberOfMessagesVisible({
+          period: Duration.minutes(5),
+        }),
+        {
+          threshold: 1,
+          alarmDescription:
+            'Log entries could not be exported to Firehose after every retry (see the export function logs).',
+        },
+      );
+      new CfnOutput(this, 'AthenaWorkGroup', {
+        value: this.analytics.workGroup.name,
+        description: 'Athena workgroup with the named queries over every log entry (table log_entries)',
+      });
+    }
+    this.reserveConcurrency(props);
+    // Relays past their reservation wait in Lambda's async queue, then expire into the failure topic.
+    this.observability.addAlarm(
+      'RelayThrottlesAlarm',
+      this.realtime.relayFunction.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }),
+      {
+        threshold: 1,
+        alarmDescription:
+          'Realtime sessions waited for a relay: raise realtimeRelay in gateway:reservedConcurrency (and the account quota).',
+      },
+    );
+    this.observability.addAlarm(
+      'RelayFailureAlarm',
+      this.realtime.relayFailures.metricNumberOfMessagesPublished({ period: Duration.minutes(5) }),
+      {
+        threshold: 1,
+        alarmDescription:
+          'A realtime relay invocation failed or expired before it ran: its session had no provider socket.',
+      },
+    );
     new CfnOutput(this, 'AdminKeySecretArn', {
       value: this.adminKeySecret.secretArn,
       description: 'Read the key with `aws secretsmanager get-secret-value --secret-id <arn>`',
     });
   }
 
-  private createTable(def: TableDefinition, removalPolicy: RemovalPolicy): dynamodb.TableV2 {
+  /**
+   * A WebACL in this stack. CloudFront takes only WebACLs of us-east-1: a stack deployed elsewhere gets
+   * its WebACL from the edge stack instead (lib/app.ts), and an environment-agnostic stack carries a
+   * CloudFormation rule that refuses a deploy outside us-east-1 with that explanation.
+   */
+  private createWebAcl(props: GatewayStackProps): GatewayWebAcl {
+    if (!Token.isUnresolved(this.region) && this.region !== EDGE_REGION) {
+      throw new Error(
+        `WAF for CloudFront lives in ${EDGE_REGION}: deploy ${this.stackName} through createGatewayApp (lib/app.ts), which adds an edge stack there, or pass gateway:webAclArn, or set gateway:waf=false`,
+      );
+    }
+    if (Token.isUnresolved(this.region)) {
+      new CfnRule(this, 'WebAclRegionRule', {
+        assertions: [
+          {
+            assert: Fn.conditionEquals(Aws.REGION, EDGE_REGION),
+            assertDescription: `The WAF WebACL of a CloudFront distribution must be created in ${EDGE_REGION}. Deploy with an explicit region (bin/gateway.ts then adds an edge stack in ${EDGE_REGION}), or pass -c gateway:webAclArn=<arn>, or -c gateway:waf=false.`,
+          },
+        ],
+      });
+    }
+    const acl = new GatewayWebAcl(this, 'WebAcl', {
+      rateLimit: props.wafRateLimit,
+      metricPrefix: this.stackName,
+    });
+    return acl;
+  }
+
+  /** Applies each function's reservation and alarms before the account runs out of executions. */
+  private reserveConcurrency(props: GatewayStackProps): void {
+    const accountConcurrency = props.accountConcurrency ?? DEFAULT_ACCOUNT_CONCURRENCY;
+    const reserved = reservedConcurrencyOf(props.reservedConcurrency, accountConcurrency);
+    if (Object.keys(reserved).length === 0) {
+      Annotations.of(this).addWarningV2(
+        'gateway:no-reserved-concurrency',
+        `An account concurrency quota of ${accountConcurrency} leaves nothing to reserve: the control plane is not protected from bursts until the quota is raised (Service Quotas, Lambda concurrent executions).`,
+      );
+    }
+    const all: Record<GatewayFunctionName, lambda.Function> = {
+      ...this.functions,
+      realtimeSocket: this.realtime.socketFunction,
+      realtimeRelay: this.realtime.relayFunction,
+    };
+    for (const [name, fn] of Object.entries(all)) {
+      const value = reserved[name as GatewayFunctionName];
+      if (value !== undefined)
+        (fn.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = value;
+    }
+    const threshold = props.concurrencyAlarmThreshold ?? Math.floor(accountConcurrency * 0.8);
+    this.observability.addAlarm(
+      'AccountConcurrencyAlarm',
+      // Account-wide: every function in the region, the gateway's and any other.
+      new cloudwatch.Metric({
+        namespace: 'AWS/Lambda',
+        metricName: 'ConcurrentExecutions',
+        statistic: 'Maximum',
+        period: Duration.minutes(1),
+      }),
+      {
+        threshold,
+        evaluationPeriods: 3,
+        alarmDescription: `Lambda ran ${threshold} or more concurrent executions (quota ${accountConcurrency}) for 3 minutes: raise the quota before calls are throttled.`,
+      },
+    );
+  }
+
+  private createTable(def: TableDefinition, removalPolicy: RemovalPolicy, stream = false): dynamodb.TableV2 {
     return new dynamodb.TableV2(this, `${pascal(def.id)}Table`, {
+      ...(stream ? { dynamoStream: dynamodb.StreamViewType.NEW_IMAGE } : {}),
       partitionKey: attribute(def.partitionKey),
       sortKey: attribute(def.sortKey),
       billing: dynamodb.Billing.onDemand(),
@@ -365,8 +655,15 @@ export class GatewayStack extends Stack {
 
   /** Adds one statement per resource and access, naming each table, index and bucket exactly. */
   grant(fn: lambda.IFunction, grants: GroupGrants): void {
-    const allow = (actions: string[], resources: string[]) =>
+    // A wildcard resource is acknowledged for cdk-nag right where it is granted, with why it is needed.
+    const allow = (actions: string[], resources: string[], wildcardReason?: string) => {
       fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources }));
+      if (wildcardReason) {
+        for (const r of resources) acknowledgeWildcardResource(fn, r, wildcardReason);
+      }
+    };
+    const objectsReason =
+      "Log bodies are objects with generated keys: the grant names this bucket's objects only";
     for (const def of ALL_TABLES) {
       const access = grants.tables[def.id as TableName];
       const tableArn = this.tableOf(def).tableArn;
@@ -382,11 +679,11 @@ export class GatewayStack extends Stack {
     }
     const objects = this.blobBucket.arnForObjects('*');
     if (grants.blobBucket.read) {
-      allow(['s3:GetObject'], [objects]);
+      allow(['s3:GetObject'], [objects], objectsReason);
       // Without ListBucket S3 answers a missing key with AccessDenied instead of NoSuchKey.
       allow(['s3:ListBucket'], [this.blobBucket.bucketArn]);
     }
-    if (grants.blobBucket.write) allow(['s3:PutObject'], [objects]);
+    if (grants.blobBucket.write) allow(['s3:PutObject'], [objects], objectsReason);
     if (grants.adminKeySecret.read) this.adminKeySecret.grantRead(fn);
     // Secrets Manager appends a random suffix to a secret's ARN, hence the trailing wildcard.
     const virtualKeySecrets = Stack.of(this).formatArn({
@@ -395,8 +692,10 @@ export class GatewayStack extends Stack {
       resourceName: `${VIRTUAL_KEY_SECRET_PREFIX}*`,
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
-    if (grants.virtualKeySecrets.read) allow(SECRET_READ_ACTIONS, [virtualKeySecrets]);
-    if (grants.virtualKeySecrets.write) allow(SECRET_WRITE_ACTIONS, [virtualKeySecrets]);
+    const secretsReason =
+      'Virtual keys are created at runtime: the grant names exactly the secrets under their name prefix';
+    if (grants.virtualKeySecrets.read) allow(SECRET_READ_ACTIONS, [virtualKeySecrets], secretsReason);
+    if (grants.virtualKeySecrets.write) allow(SECRET_WRITE_ACTIONS, [virtualKeySecrets], secretsReason);
     // Converse needs InvokeModel, ConverseStream InvokeModelWithResponseStream; inference profiles route
     // to foundation models in other regions, hence every region for foundation models.
     if (grants.bedrockInvoke) {
@@ -407,6 +706,7 @@ export class GatewayStack extends Stack {
           `arn:${stack.partition}:bedrock:*::foundation-model/*`,
           `arn:${stack.partition}:bedrock:*:${stack.account}:inference-profile/*`,
         ],
+        'A virtual key may name any Bedrock model, and cross-region inference profiles run in several regions',
       );
     }
   }

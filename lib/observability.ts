@@ -83,25 +83,11 @@ export class GatewayObservability extends Construct {
     });
     if (props.alarmEmail)
       this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
-    const notify = new actions.SnsAction(this.alarmTopic);
     const alarm = (
       alarmId: string,
       metric: cloudwatch.IMetric,
       options: Partial<cloudwatch.AlarmProps> & { threshold: number; alarmDescription: string },
-    ) => {
-      const created = new cloudwatch.Alarm(this, alarmId, {
-        metric,
-        evaluationPeriods: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        // No traffic is not an incident.
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        ...options,
-      });
-      created.addAlarmAction(notify);
-      created.addOkAction(notify);
-      this.alarms.push(created);
-      return created;
-    };
+    ) => this.addAlarm(alarmId, metric, options);
 
     // Three periods in a row, so that one bad burst on a quiet gateway does not page anyone.
     alarm('ServerErrorRateAlarm', serverErrorRate, {
@@ -224,6 +210,27 @@ export class GatewayObservability extends Construct {
       description: 'SNS topic of the gateway alarms: subscribe email, chat or paging to it',
     });
     new CfnOutput(this, 'DashboardName', { value: this.dashboard.dashboardName });
+  }
+
+  /** An alarm that notifies the alarm topic when it fires and when it clears. */
+  addAlarm(
+    alarmId: string,
+    metric: cloudwatch.IMetric,
+    options: Partial<cloudwatch.AlarmProps> & { threshold: number; alarmDescription: string },
+  ): cloudwatch.Alarm {
+    const created = new cloudwatch.Alarm(this, alarmId, {
+      metric,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      // No traffic is not an incident.
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      ...options,
+    });
+    const notify = new actions.SnsAction(this.alarmTopic);
+    created.addAlarmAction(notify);
+    created.addOkAction(notify);
+    this.alarms.push(created);
+    return created;
   }
 }
 

@@ -6,15 +6,19 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { buildDashboard } from '../dashboard/build';
 import { FUNCTION_GROUPS, REALTIME_FUNCTIONS } from '../functions/operations';
+import { LOG_EXPORT_ENTRY } from '../lib/analytics';
 import { BUNDLE_FILE_NAME, BUNDLED_ASSETS, esbuildOptions } from '../lib/bundling';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 
-// Function URL groups and the realtime functions alike: everything the stack deploys.
-const ENTRIES: Record<string, string> = Object.fromEntries(
-  Object.entries({ ...FUNCTION_GROUPS, ...REALTIME_FUNCTIONS }).map(([name, def]) => [name, def.entry]),
-);
+// Function URL groups, the realtime functions and the log export: everything the stack deploys.
+const ENTRIES: Record<string, string> = {
+  ...Object.fromEntries(
+    Object.entries({ ...FUNCTION_GROUPS, ...REALTIME_FUNCTIONS }).map(([name, def]) => [name, def.entry]),
+  ),
+  logExport: LOG_EXPORT_ENTRY,
+};
 
 interface Row {
   group: string;

@@ -40,7 +40,8 @@ interface Statement {
 
 const GROUPS = Object.keys(FUNCTION_GROUPS) as FunctionGroupName[];
 // The realtime API's functions (WebSocket routes and relay) come on top of the function URL groups.
-const FUNCTION_COUNT = GROUPS.length + Object.keys(REALTIME_FUNCTIONS).length;
+// And the log export function of the analytics pipeline (lib/analytics.ts).
+const FUNCTION_COUNT = GROUPS.length + Object.keys(REALTIME_FUNCTIONS).length + 1;
 const tableDef = (id: string): TableDefinition => {
   const def = ALL_TABLES.find((t) => t.id === id);
   if (!def) throw new Error(`no table ${id}`);
@@ -135,7 +136,8 @@ describe('GatewayStack', () => {
     });
 
     it('gives every function a log group with the configured retention', () => {
-      template.resourceCountIs('AWS::Logs::LogGroup', FUNCTION_COUNT);
+      // One per function, the WebSocket stage's access logs and Firehose's delivery errors.
+      template.resourceCountIs('AWS::Logs::LogGroup', FUNCTION_COUNT + 2);
       for (const group of GROUPS) {
         const loggingConfig = propertiesOf(stack.functions[group]).LoggingConfig as {
           LogGroup: { Ref: string };
@@ -171,15 +173,18 @@ describe('GatewayStack', () => {
         { 'gateway:streamPaddingBytes': '2048', 'gateway:logRetentionDays': '90' },
         { sourceMaps: true },
       );
-      custom.allResourcesProperties('AWS::Lambda::Function', {
-        Environment: {
-          Variables: Match.objectLike({
-            GATEWAY_STREAM_PADDING_BYTES: '2048',
-            GATEWAY_LOG_RETENTION_DAYS: '90',
-            NODE_OPTIONS: '--enable-source-maps',
-          }),
-        },
-      });
+      // Every gateway function; the log export function serves no request and needs none of these.
+      const gatewayFunctions = Object.values(custom.findResources('AWS::Lambda::Function')).filter(
+        (fn) => !fn.Properties.Environment.Variables.GATEWAY_LOG_EXPORT_STREAM,
+      );
+      expect(gatewayFunctions).toHaveLength(FUNCTION_COUNT - 1);
+      for (const fn of gatewayFunctions) {
+        expect(fn.Properties.Environment.Variables).toMatchObject({
+          GATEWAY_STREAM_PADDING_BYTES: '2048',
+          GATEWAY_LOG_RETENTION_DAYS: '90',
+          NODE_OPTIONS: '--enable-source-maps',
+        });
+      }
       custom.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
     });
 
@@ -251,9 +256,10 @@ describe('GatewayStack', () => {
         Object.values(t.toJSON().Resources as typeof resources)
           .filter((r) => stateful.includes(r.Type))
           .map((r) => r.DeletionPolicy);
-      expect(policies(template)).toEqual(Array(ALL_TABLES.length + 3).fill('Retain'));
+      // Tables, the body, access log and analytics buckets, and the two secrets.
+      expect(policies(template)).toEqual(Array(ALL_TABLES.length + 5).fill('Retain'));
       expect(policies(synth({ 'gateway:removalPolicy': 'destroy' }).template)).toEqual(
-        Array(ALL_TABLES.length + 3).fill('Delete'),
+        Array(ALL_TABLES.length + 5).fill('Delete'),
       );
       expect(gatewayPropsFromContext(new App().node).removalPolicy).toBe(RemovalPolicy.RETAIN);
     });
@@ -261,8 +267,7 @@ describe('GatewayStack', () => {
 
   describe('bucket and secret', () => {
     it('blocks public access, encrypts, enforces TLS and expires bodies with the logs', () => {
-      template.resourceCountIs('AWS::S3::Bucket', 1);
-      template.hasResourceProperties('AWS::S3::Bucket', {
+      expect(propertiesOf(stack.blobBucket)).toMatchObject({
         PublicAccessBlockConfiguration: {
           BlockPublicAcls: true,
           BlockPublicPolicy: true,
@@ -272,7 +277,7 @@ describe('GatewayStack', () => {
         BucketEncryption: {
           ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
         },
-        LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ ExpirationInDays: 30 })]) },
+        LifecycleConfiguration: { Rules: [expect.objectContaining({ ExpirationInDays: 30 })] },
       });
       template.hasResourceProperties('AWS::S3::BucketPolicy', {
         PolicyDocument: {
@@ -336,8 +341,8 @@ describe('GatewayStack', () => {
       }
     });
 
-    it('lets the chat function write logs and bodies but only read the control table', () => {
-      expect(actionsOn('chat', tableArn('logs'))).toEqual(expect.arrayContaining(['dynamodb:PutItem']));
+    it('lets the chat function add log entries (PutItem only) and bodies but only read the control table', () => {
+      expect(actionsOn('chat', tableArn('logs'))).toEqual(['dynamodb:PutItem']);
       expect(actionsOn('chat', tableArn('control'))).toContain('dynamodb:GetItem');
       for (const action of actionsOn('chat', tableArn('control'))) expect(action).toMatch(DYNAMODB_READ_ONLY);
       const objects = {
@@ -473,7 +478,8 @@ describe('grantsFor', () => {
     const g = grantsFor([
       op({ method: 'POST', access: { kind: 'scope', scope: 'completions.write' }, logged: true }),
     ]);
-    expect(g.tables.logs).toEqual({ read: false, write: true });
+    // Entries are only ever added: PutItem, never UpdateItem or DeleteItem.
+    expect(g.tables.logs).toEqual({ read: false, write: false, append: true });
     expect(g.blobBucket).toEqual({ read: false, write: true });
     expect(g.tables.control).toEqual({ read: true, write: false });
   });
@@ -507,7 +513,7 @@ describe('grantsFor', () => {
 
   it('derives log reads from the logs.view scope', () => {
     const g = grantsFor([op({ access: { kind: 'scope', scope: 'logs.view' } })]);
-    expect(g.tables.logs).toEqual({ read: true, write: false });
+    expect(g.tables.logs).toEqual({ read: true, write: false, append: false });
     expect(g.blobBucket).toEqual({ read: true, write: false });
   });
 

@@ -56,7 +56,8 @@ describe('GatewayObservability', () => {
   });
 
   it('creates an SNS topic, subscribes the configured email, and outputs the topic', () => {
-    template.resourceCountIs('AWS::SNS::Topic', 1);
+    // The alarm topic, and the realtime relay's failure topic (a signal without subscribers).
+    template.resourceCountIs('AWS::SNS::Topic', 2);
     const topic = { Ref: idOf(stack.observability.alarmTopic) };
     template.hasResourceProperties('AWS::SNS::Subscription', {
       Protocol: 'email',
