@@ -381,3 +381,25 @@ describe('provider errors inside a 200 stream', () => {
     expect(log.status).toBe(502);
   });
 });
+
+describe('caller patterns cannot stall the server', () => {
+  it('a pattern RE2 cannot run is a 400 when the guardrail is saved', async () => {
+    const res = await gw.api('POST', '/guardrails', {
+      name: 'lookahead',
+      checks: [{ type: 'regex', pattern: 'secret(?=\\d)' }],
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain('RE2');
+  });
+
+  it('(a+)+$ in a request config checks a hostile prompt while other requests are served', async () => {
+    const config = JSON.stringify({ input_guardrails: [{ type: 'regex', pattern: '(a+)+$' }] });
+    const hostile = chat(
+      JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: `${'a'.repeat(30)}!` }] }),
+      { 'x-gateway-config': config },
+    );
+    const health = fetch(`${gw.url}/health`).then((r) => r.status);
+    expect(await health).toBe(200);
+    expect((await hostile).status).toBe(200);
+  });
+});
