@@ -395,7 +395,7 @@ describe('caller patterns cannot stall the server', () => {
   it('(a+)+$ in a request config checks a hostile prompt while other requests are served', async () => {
     const config = JSON.stringify({ input_guardrails: [{ type: 'regex', pattern: '(a+)+$' }] });
     const hostile = chat(
-      JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: `${'a'.repeat(30)}!` }] }),
+      JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: `${'a'.repeat(33)}!` }] }),
       { 'x-gateway-config': config },
     );
     const health = fetch(`${gw.url}/health`).then((r) => r.status);
