@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { APIError } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -401,5 +402,71 @@ describe('caller patterns cannot stall the server', () => {
     const health = fetch(`${gw.url}/health`).then((r) => r.status);
     expect(await health).toBe(200);
     expect((await hostile).status).toBe(200);
+  });
+});
+
+describe('the local server: no input reaches uncaughtException', () => {
+  /** A raw HTTP request, for targets `fetch` would normalise away. */
+  function rawRequest(
+    target: string,
+    method = 'GET',
+    body?: Buffer,
+  ): Promise<{ status: number; text: string }> {
+    const { port } = gw;
+    return new Promise((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port, method, path: target }, (res) => {
+        let text = '';
+        res.on('data', (c) => {
+          text += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  it.each(['//', '//[', '//a:b@/v1/health', '//%'])(
+    'request target %s is read as a path: a 404',
+    async (target) => {
+      const res = await rawRequest(target);
+      expect(res.status).toBe(404);
+      expect(errorOf(res.text).code).toBe('not_found');
+    },
+  );
+
+  it('an absolute-form target that is not a URL is a 400 invalid_path', async () => {
+    const res = await rawRequest('http://[');
+    expect(res.status).toBe(400);
+    expect(errorOf(res.text).code).toBe('invalid_path');
+  });
+
+  it('a WebSocket upgrade to a target that is not a URL is refused, and the server lives on', async () => {
+    const status = await new Promise<number>((resolve) => {
+      const req = http.request({
+        host: '127.0.0.1',
+        port: gw.port,
+        path: '//[',
+        headers: {
+          connection: 'Upgrade',
+          upgrade: 'websocket',
+          'sec-websocket-version': '13',
+          'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        },
+      });
+      req.on('response', (res) => resolve(res.statusCode ?? 0));
+      req.on('upgrade', () => resolve(101));
+      req.on('error', () => resolve(0));
+      req.end();
+    });
+    expect(status).toBe(404);
+    expect((await fetch(`${gw.url}/health`)).status).toBe(200);
+  });
+
+  it('the local @connections endpoint answers a bad escape with a 400 and bounds what it reads', async () => {
+    expect((await rawRequest('/@connections/%ZZ')).status).toBe(400);
+    const big = await rawRequest('/@connections/abc', 'POST', Buffer.alloc(256 * 1024, 97));
+    expect(big.status).toBe(413);
+    expect((await fetch(`${gw.url}/health`)).status).toBe(200);
   });
 });

@@ -91,6 +91,8 @@ describe('built-in patterns are linear', () => {
     // Every candidate holds more than 15 digits: none is a phone number.
     const outcome = await verdict({ type: 'pii', kinds: ['phone'] }, `${'1 '.repeat(40_000)}x`);
     expect(outcome.passed).toBe(true);
-    expect((await verdict({ type: 'pii', kinds: ['phone'] }, `${'1 '.repeat(40_000)}x +1 555 123 4567`)).passed).toBe(false);
+    expect(
+      (await verdict({ type: 'pii', kinds: ['phone'] }, `${'1 '.repeat(40_000)}x +1 555 123 4567`)).passed,
+    ).toBe(false);
   });
 });
