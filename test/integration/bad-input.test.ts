@@ -1,4 +1,5 @@
 import http from 'node:http';
+import fc from 'fast-check';
 import { APIError } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -468,5 +469,63 @@ describe('the local server: no input reaches uncaughtException', () => {
     const big = await rawRequest('/@connections/abc', 'POST', Buffer.alloc(256 * 1024, 97));
     expect(big.status).toBe(413);
     expect((await fetch(`${gw.url}/health`)).status).toBe(200);
+  });
+});
+
+describe('property: through the real server, no input is a 5xx', () => {
+  // Runs: 40 bodies and headers, 40 paths; with the unit properties' 2,500 they make the reported total.
+  const field = fc.oneof(
+    fc.jsonValue({ maxDepth: 3 }),
+    fc.constantFrom(null, 'constructor', '__proto__', '', 'x'.repeat(300), ['a'], { a: 1 }),
+  );
+  const body = fc.oneof(
+    fc
+      .record(
+        { model: field, messages: field, stream: field, user: field, stream_options: field, tools: field },
+        { requiredKeys: [] },
+      )
+      .map((b) => JSON.stringify(b)),
+    fc.string({ maxLength: 80 }),
+  );
+  const header = fc.option(
+    fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)),
+    ),
+    { nil: undefined },
+  );
+
+  it('random chat bodies, configs and metadata', async () => {
+    await fc.assert(
+      fc.asyncProperty(body, header, header, async (text, config, metadata) => {
+        const headers: Record<string, string> = {};
+        // Header values cannot carry control characters or non-Latin-1 text on the wire at all.
+        const wire = (v: string) => v.replace(/[^\x20-\x7e]/g, '');
+        if (config !== undefined) headers['x-gateway-config'] = wire(config);
+        if (metadata !== undefined) headers['x-gateway-metadata'] = wire(metadata);
+        const res = await chat(text, headers);
+        expect(res.status, res.text.slice(0, 300)).toBeLessThan(500);
+      }),
+      { seed: 14, numRuns: 40 },
+    );
+  });
+
+  it('random paths on every resource', async () => {
+    const segment = fc.oneof(
+      fc.string({ maxLength: 12 }).map((s) => encodeURIComponent(s)),
+      fc.constantFrom('%', '%ZZ', '%C0', '%2F', 'a'.repeat(300), '..', '.'),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('logs', 'virtual-keys', 'prompts', 'configs', 'guardrails', 'api-keys'),
+        segment,
+        fc.constantFrom('GET', 'DELETE'),
+        async (base, id, method) => {
+          const res = await gw.api(method, `/${base}/${id}`);
+          expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBeLessThan(500);
+        },
+      ),
+      { seed: 14, numRuns: 40 },
+    );
   });
 });
