@@ -2,6 +2,8 @@ import http from 'node:http';
 import fc from 'fast-check';
 import { APIError } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { awsEvent, awsException, openEventStream, startFakeBedrock } from '../support/fake-bedrock';
+import { startFakeGoogle } from '../support/fake-google';
 import {
   chunk,
   completion,
@@ -11,6 +13,7 @@ import {
   sseData,
   startFakeOpenAI,
 } from '../support/fake-openai';
+import type { FakeUpstream } from '../support/fake-upstream';
 import { ADMIN_KEY, startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
 
 // The corpus of malformed requests from issue 14: each must be a 4xx (never a 5xx), and each
@@ -527,5 +530,58 @@ describe('property: through the real server, no input is a 5xx', () => {
       ),
       { seed: 14, numRuns: 40 },
     );
+  });
+});
+
+describe('provider errors inside a translated 200 stream', () => {
+  let google: FakeUpstream;
+  let bedrock: FakeUpstream;
+  beforeAll(async () => {
+    [google, bedrock] = await Promise.all([startFakeGoogle(), startFakeBedrock()]);
+  });
+  afterAll(async () => {
+    await Promise.all([google?.close(), bedrock?.close()]);
+  });
+
+  const ask = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true });
+  const first = { candidates: [{ content: { role: 'model', parts: [{ text: 'Hel' }] }, index: 0 }] };
+
+  it.each([
+    [
+      'with its code',
+      { error: { code: 429, message: 'Resource exhausted', status: 'RESOURCE_EXHAUSTED' } },
+      429,
+    ],
+    ['without a code', { error: { message: 'Something broke' } }, 502],
+  ])('Gemini: an error object %s ends the stream with the SSE error event', async (_what, error, status) => {
+    google.use((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(first)}\r\n\r\n`);
+      res.end(`data: ${JSON.stringify(error)}\r\n\r\n`);
+    });
+    const res = await chat(ask, { 'x-gateway-provider': 'google', 'x-gateway-custom-host': google.url });
+    expect(res.status).toBe(200);
+    expect(res.text).toMatch(/event: error\ndata: \{"error":/);
+    expect(res.text).not.toContain('[DONE]');
+    const log = await waitForLog(gw, res.headers.get('x-gateway-request-id') as string);
+    expect(log.status).toBe(status);
+  });
+
+  it('Bedrock: an exception frame it does not document ends the stream with a 502', async () => {
+    bedrock.use((_req, res) => {
+      openEventStream(res);
+      res.write(awsEvent('messageStart', { role: 'assistant' }));
+      res.end(awsException('someNewException', 'new kind of failure'));
+    });
+    const config = JSON.stringify({
+      provider: 'bedrock',
+      api_key: JSON.stringify({ access_key_id: 'AKIDEXAMPLE', secret_access_key: 'secret' }),
+      custom_host: bedrock.url,
+    });
+    const res = await chat(ask, { 'x-gateway-config': config, 'x-gateway-custom-host': bedrock.url });
+    expect(res.text).toMatch(/event: error\ndata: \{"error":/);
+    expect(res.text).toContain('new kind of failure');
+    const log = await waitForLog(gw, res.headers.get('x-gateway-request-id') as string);
+    expect(log).toMatchObject({ status: 502, error: { origin: 'provider' } });
   });
 });
