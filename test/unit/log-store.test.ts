@@ -88,7 +88,7 @@ describe('the log writer', () => {
     );
     const [item] = written();
     expect(bytes(item)).toBeLessThan(10_000);
-    expect((item?.model as string).length).toBe(256);
+    expect(String(item?.model)).toHaveLength(256);
     const blob = JSON.parse(readFileSync(join(dataDir, 'blobs', item?.body_ref as string), 'utf8'));
     expect(blob.fields.model).toBe(big);
     expect(blob.fields.metadata.team).toBe(big);
