@@ -18,7 +18,7 @@ export const regexCheck: GuardrailCheck<Params> = {
   redacts: true,
   parse(params, problems, at) {
     noOtherFields(params, ['pattern', 'flags', 'must_match'], problems, at);
-    const flags = params.flags ?? 'i';
+    const flags = params.flags === undefined ? 'i' : params.flags;
     let pattern = NEVER;
     if (typeof params.pattern !== 'string' || params.pattern === '' || params.pattern.length > 1000) {
       problems.push(`${at}.pattern must be a regular expression of 1 to 1000 characters`);

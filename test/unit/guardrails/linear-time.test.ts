@@ -96,3 +96,10 @@ describe('built-in patterns are linear', () => {
     ).toBe(false);
   });
 });
+
+describe('strict types in check parameters', () => {
+  it('null is not "absent": a null action or flags is refused', () => {
+    expect(problemsOf({ type: 'regex', pattern: 'a', flags: null }).join()).toContain('flags');
+    expect(problemsOf({ type: 'regex', pattern: 'a', action: null }).join()).toContain('action');
+  });
+});
