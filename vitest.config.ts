@@ -28,6 +28,8 @@ export default defineConfig({
       // Short enough that a deleted key's expiry can be observed in a test.
       GATEWAY_AUTH_CACHE_TTL_MS: '300',
       POWERTOOLS_LOG_LEVEL: 'ERROR',
+      // The local server's line per request would drown the test output; tests that read it set their own.
+      GATEWAY_LOG_LEVEL: 'warn',
       // CI runs Node 20; the SDK's one-time notice about Node 22 says nothing about the code under test.
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       CHROMIUM_PATH: chromium ?? '',

@@ -1,11 +1,11 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { FUNCTION_GROUPS } from '../functions/operations';
 import { esbuildOptions } from '../lib/bundling';
+import { agent, BENCH_ADMIN_KEY, call, fmt, pct, sort, startBenchStack, throughput } from './support';
 
 // `npm run bench`: gateway overhead against a zero-latency fake upstream on loopback, requests per second,
 // added time to first streamed chunk, bundle sizes and cold import times. Gateway, upstream and this
@@ -16,9 +16,7 @@ const WARMUP = 300;
 const CONCURRENCY = 16;
 const RPS_REQUESTS = Number(process.env.BENCH_RPS_REQUESTS ?? 4000);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 200);
-const ADMIN_KEY = 'gwk_bench_admin_key_0123456789';
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
 const streamBody = JSON.stringify({
   model: 'gpt-4o-mini',
@@ -26,86 +24,10 @@ const streamBody = JSON.stringify({
   stream: true,
 });
 
-function startChild(
-  args: string[],
-  env: Record<string, string>,
-  ready: RegExp,
-): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const onData = (d: Buffer) => {
-      out += d;
-      const m = ready.exec(out);
-      if (m) resolve({ child, match: m });
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (d: Buffer) => {
-      out += d;
-    });
-    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}:\n${out}`)));
-  });
-}
-
-interface Timing {
-  total: number;
-  firstByte: number;
-}
-
-function call(port: number, path: string, payload: string, headers: Record<string, string>): Promise<Timing> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    let firstByte = 0;
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(payload),
-          ...headers,
-        },
-      },
-      (res) => {
-        res.on('data', () => {
-          firstByte ||= performance.now() - t0;
-        });
-        res.on('end', () => {
-          if ((res.statusCode ?? 0) >= 400) reject(new Error(`status ${res.statusCode}`));
-          else resolve({ total: performance.now() - t0, firstByte });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-const pct = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-const sort = (xs: number[]) => [...xs].sort((a, b) => a - b);
-const fmt = (ms: number) => `${ms.toFixed(3)} ms`;
-
 async function main() {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
-  const upstream = await startChild(['bench/fake-upstream.ts'], {}, /fake upstream on (\d+)/);
-  const upstreamPort = Number(upstream.match[1]);
-  const gateway = await startChild(
-    ['local/main.ts'],
-    { PORT: '0', GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_KEY: ADMIN_KEY, POWERTOOLS_LOG_LEVEL: 'ERROR' },
-    /listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/,
-  );
-  const gatewayPort = Number(gateway.match[1]);
-  const proxy = await startChild(['bench/bare-proxy.ts', String(upstreamPort)], {}, /bare proxy on (\d+)/);
-  const proxyPort = Number(proxy.match[1]);
+  const { upstreamPort, gatewayPort, proxyPort, stop } = await startBenchStack();
   const gwHeaders = {
-    'x-gateway-api-key': ADMIN_KEY,
+    'x-gateway-api-key': BENCH_ADMIN_KEY,
     'x-gateway-custom-host': `http://127.0.0.1:${upstreamPort}/v1`,
     authorization: 'Bearer sk-bench',
   };
@@ -145,16 +67,9 @@ async function main() {
       `  beyond a bare hop   p50 ${fmt(pct(gs, 50) - pct(ps, 50))}   p99 ${fmt(pct(gs, 99) - pct(ps, 99))}`,
     );
 
-    const t0 = performance.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next++ < RPS_REQUESTS) await viaGateway();
-      }),
-    );
-    const seconds = (performance.now() - t0) / 1000;
+    const rps = await throughput(RPS_REQUESTS, CONCURRENCY, viaGateway);
     console.log(
-      `\nThroughput through the gateway at concurrency ${CONCURRENCY}: ${(RPS_REQUESTS / seconds).toFixed(0)} requests/s`,
+      `\nThroughput through the gateway at concurrency ${CONCURRENCY}: ${rps.toFixed(0)} requests/s`,
     );
 
     const sd: number[] = [];
@@ -180,9 +95,7 @@ async function main() {
       `  beyond a bare hop   p50 ${fmt(pct(sgs, 50) - pct(sps, 50))}   p99 ${fmt(pct(sgs, 99) - pct(sps, 99))}`,
     );
   } finally {
-    gateway.child.kill('SIGTERM');
-    proxy.child.kill('SIGTERM');
-    upstream.child.kill('SIGTERM');
+    stop();
     agent.destroy();
   }
 
@@ -206,7 +119,6 @@ async function main() {
     );
   }
   rmSync(outDir, { recursive: true, force: true });
-  rmSync(dataDir, { recursive: true, force: true });
 }
 
 await main();

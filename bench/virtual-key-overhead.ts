@@ -35,7 +35,13 @@ await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', () => r()));
 const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
-const gateway = await startGateway({ port: 0, dataDir, inMemory: true, adminKey: ADMIN });
+const gateway = await startGateway({
+  port: 0,
+  dataDir,
+  inMemory: true,
+  adminKey: ADMIN,
+  requestLog: () => undefined,
+});
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
 

@@ -34,11 +34,12 @@ export class LocalResponseStream extends Writable {
   private sendHead(): void {
     if (this.headSent) return;
     this.headSent = true;
-    const headers: Record<string, string | string[]> = { ...this.prelude.headers };
-    if (this.prelude.cookies?.length) headers['set-cookie'] = this.prelude.cookies;
+    // Set one by one (not passed to writeHead) so the server can read them back for its request line.
+    for (const [name, value] of Object.entries(this.prelude.headers ?? {})) this.res.setHeader(name, value);
+    if (this.prelude.cookies?.length) this.res.setHeader('set-cookie', this.prelude.cookies);
     // No flushHeaders(): a write or the end always follows at once, and Node sends the headers with it,
     // in one packet instead of two.
-    this.res.writeHead(this.prelude.statusCode, headers);
+    this.res.writeHead(this.prelude.statusCode);
   }
 
   override _write(

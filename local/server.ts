@@ -25,7 +25,13 @@ type Handler = (event: HttpEvent, stream: LocalResponseStream, context: Context)
 
 export interface GatewayOptions {
   port?: number;
+  /** Interface to bind: `HOST`, else 127.0.0.1. */
   host?: string;
+  /**
+   * Receives one line per request (method, path, status, latency, request id, user). Default: stdout
+   * at `GATEWAY_LOG_LEVEL=info` (the default level), nothing at `warn` or `error`.
+   */
+  requestLog?: (line: string) => void;
   /** Where state lives. Undefined with `inMemory` for tests. */
   dataDir?: string;
   /** Keep the embedded DynamoDB in memory (tests); the data dir still holds blobs. */
@@ -41,8 +47,31 @@ export interface RunningGateway {
   organisationId: string;
   /** Set only when the admin key was generated on this start. */
   generatedAdminKey?: string;
+  /** Stops taking requests, lets those in flight finish (their logs included), stops the store. */
   close(): Promise<void>;
+  /**
+   * Cuts the requests still in flight (as if their clients left) and names them. Their handlers see the
+   * disconnect, end the upstream call and still write their log entries, so a `close()` under way ends.
+   */
+  cutInFlight(): string[];
 }
+
+/** One request the local server is serving. */
+interface InFlight {
+  method: string;
+  path: string;
+  res: ServerResponse;
+}
+
+const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+
+/** `GATEWAY_LOG_LEVEL`: the local server's own lines, and the handlers' Powertools level unless set. */
+function logLevel(env: NodeJS.ProcessEnv): (typeof LEVELS)[number] {
+  const level = (env.GATEWAY_LOG_LEVEL ?? 'info').toLowerCase();
+  return (LEVELS as readonly string[]).includes(level) ? (level as (typeof LEVELS)[number]) : 'info';
+}
+
+const LOOPBACK_HOST = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/i;
 
 /** Starts the local gateway: embedded DynamoDB, tables, bootstrap, every handler on one port. */
 export async function startGateway(options: GatewayOptions = {}): Promise<RunningGateway> {
@@ -54,7 +83,11 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   // Tells the handlers they run locally: e.g. a JWKS may then be served over plain HTTP on loopback.
   env.GATEWAY_LOCAL = '1';
   env.AWS_REGION ??= 'us-east-1';
-  env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+  const level = logLevel(env);
+  env.POWERTOOLS_LOG_LEVEL ??= level === 'error' ? 'ERROR' : 'WARN';
+  const requestLog =
+    options.requestLog ??
+    (level === 'debug' || level === 'info' ? (line: string) => console.log(line) : undefined);
   // EMF records are for CloudWatch; on a laptop they would only flood stdout.
   env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   for (const def of ALL_TABLES) env[def.envVar] ??= localTableName(def);
@@ -89,11 +122,22 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     handlers[group as FunctionGroupName] = mod.handler;
   }
   const routes = compileRoutes(OPERATIONS);
-  const inFlight = new Set<Promise<void>>();
+  const inFlight = new Map<Promise<void>, InFlight>();
   const realtime = await startLocalRealtime(ROOT);
 
   const server = http.createServer({ noDelay: true, keepAliveTimeout: 65_000 }, (req, res) => {
     if (realtime.serveManagementApi(req, res)) return;
+    const startedAt = performance.now();
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (requestLog) {
+      res.once('close', () => requestLog(requestLine(req, res, path, performance.now() - startedAt)));
+    }
+    if (req.method === 'GET' && path === '/') {
+      // The root is where a person lands first: the dashboard.
+      res.writeHead(302, { location: '/dashboard' });
+      res.end();
+      return;
+    }
     const job = serve(req, res, routes, handlers).catch((error: unknown) => {
       if (!res.headersSent) {
         res.writeHead(500, { 'content-type': 'application/json' });
@@ -105,24 +149,40 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       }
       console.error('local server:', (error as Error).message);
     });
-    inFlight.add(job);
+    inFlight.set(job, { method: req.method ?? 'GET', path, res });
     void job.finally(() => inFlight.delete(job));
   });
   server.on('upgrade', (req, socket, head) => realtime.upgrade(req, socket, head));
+  const host = options.host ?? (env.HOST?.trim() || '127.0.0.1');
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? Number(env.PORT ?? 8787), options.host ?? '127.0.0.1', () =>
-      resolveListen(),
-    );
+    server.listen(options.port ?? Number(env.PORT ?? 8787), host, () => resolveListen());
   });
   const port = (server.address() as AddressInfo).port;
+  if (!LOOPBACK_HOST.test(host)) {
+    console.warn(
+      `local server: listening on ${host}, reachable from other machines over plain HTTP. Gateway and provider keys cross the network in clear: put a TLS proxy in front, or bind HOST=127.0.0.1.`,
+    );
+  }
+  // A wildcard bind is still reached at loopback from this machine.
+  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
 
   let closing: Promise<void> | undefined;
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `http://${urlHost}:${port}/v1`,
     port,
     organisationId: boot.organisationId,
     generatedAdminKey: boot.generatedAdminKey,
+    cutInFlight() {
+      const cut: string[] = [];
+      for (const request of inFlight.values()) {
+        if (request.res.writableFinished) continue;
+        const id = request.res.getHeader('x-gateway-request-id');
+        cut.push(`${request.method} ${request.path}${typeof id === 'string' ? ` (${id})` : ''}`);
+        request.res.destroy();
+      }
+      return cut;
+    },
     close() {
       closing ??= (async () => {
         // Stop taking requests, let those in flight finish (their logs included), then stop the store.
@@ -130,7 +190,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
         server.closeIdleConnections();
         await realtime.close();
         await Promise.race([
-          Promise.allSettled([...inFlight]),
+          Promise.allSettled([...inFlight.keys()]),
           new Promise((r) => setTimeout(r, 30_000).unref()),
         ]);
         server.closeAllConnections();
@@ -141,6 +201,32 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       return closing;
     },
   };
+}
+
+/** `POST /v1/chat/completions 200 12.3ms req=<id> user=<user>`: one line per request. */
+function requestLine(req: IncomingMessage, res: ServerResponse, path: string, ms: number): string {
+  const id = res.getHeader('x-gateway-request-id');
+  // Read after the reply has gone, so the parse never delays it.
+  const body = (req as { gatewayBody?: Buffer }).gatewayBody;
+  const user = body && userOf(body, req.headers['content-type']);
+  // A reply cut before it ended (client gone, server stopping) shows as 499, as its log entry does.
+  const status = res.writableFinished ? res.statusCode : 499;
+  return `${req.method} ${path} ${status} ${ms.toFixed(1)}ms${typeof id === 'string' ? ` req=${id}` : ''}${user ? ` user=${user}` : ''}`;
+}
+
+/** The end user a JSON body names (`user`, or `metadata.user_id` on Anthropic's format), for the request line. */
+function userOf(body: Buffer, contentType: string | undefined): string | undefined {
+  if (body.length === 0 || body.length > 1_000_000 || !/json/i.test(contentType ?? 'application/json'))
+    return;
+  // Most bodies name no user: skip the parse unless the key is there at all.
+  if (!body.includes('"user')) return;
+  try {
+    const value = JSON.parse(body.toString('utf8')) as { user?: unknown; metadata?: { user_id?: unknown } };
+    const user = typeof value.user === 'string' ? value.user : value.metadata?.user_id;
+    return typeof user === 'string' ? user.slice(0, 128).replace(/[^\x20-\x7e]/g, '?') : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function serve(
@@ -208,6 +294,7 @@ async function toEvent(req: IncomingMessage, url: URL): Promise<HttpEvent> {
     if (received <= TRANSPORT_LIMIT) chunks.push(chunk as Buffer);
   }
   const raw = Buffer.concat(chunks);
+  (req as { gatewayBody?: Buffer }).gatewayBody = raw;
   const headers: Record<string, string> = {};
   const cookies: string[] = [];
   for (let i = 0; i < req.rawHeaders.length; i += 2) {

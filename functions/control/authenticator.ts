@@ -25,6 +25,20 @@ function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+// Prefixes of provider keys (OpenAI, Anthropic, Google, Groq, OpenRouter, xAI, Fireworks, Perplexity):
+// such a key where the gateway key belongs is the usual first mistake of pointing an app at the gateway.
+const PROVIDER_KEY = /^(sk-|sk_|AIza|gsk_|xai-|fw_|pplx-)/;
+
+/** Says what to change: most unknown keys are provider keys sent where the gateway key goes. */
+function invalidKeyMessage(presented: { key: string; fromAuthorization: boolean }): string {
+  if (!PROVIDER_KEY.test(presented.key)) {
+    return `Invalid API key provided in ${presented.fromAuthorization ? 'Authorization' : 'x-gateway-api-key'}.`;
+  }
+  return presented.fromAuthorization
+    ? 'Invalid API key provided: the key in Authorization looks like a provider key, not a gateway key. Send the gateway key in x-gateway-api-key (the provider key may stay in Authorization and is passed through), or keep the provider key in a virtual key and send the gateway key as Authorization: Bearer.'
+    : 'Invalid API key provided: the key in x-gateway-api-key looks like a provider key. x-gateway-api-key takes the gateway key; the provider key goes in Authorization, or in a virtual key.';
+}
+
 export class Authenticator {
   private adminSecret?: Promise<string | undefined>;
 
@@ -75,7 +89,7 @@ export class Authenticator {
     }
     const principal =
       (await this.apiKeys.authenticate(presented.key)) ?? (await this.bootstrapOnFirstUse(presented.key));
-    if (!principal) throw unauthorized();
+    if (!principal) throw unauthorized(invalidKeyMessage(presented));
     return principal;
   }
 

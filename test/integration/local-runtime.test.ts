@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +6,7 @@ import dynalite from 'dynalite';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chunk, type FakeOpenAI, openSse, sleep, sseData, startFakeOpenAI } from '../support/fake-openai';
+import { startLocalProcess } from '../support/local-process';
 
 // The local runtime as a user runs it (`npm start` runs local/main.ts), in a child process.
 
@@ -22,39 +22,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-interface Started {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-async function start(env: Record<string, string> = {}): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'local/main.ts'], {
-    cwd: process.cwd(),
-    env: { ...process.env, PORT: '0', GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_KEY: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d) => {
-    out += d;
-  });
-  child.stderr?.on('data', (d) => {
-    out += d;
-  });
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  for (let i = 0; i < 300; i++) {
-    const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/v1)/.exec(out);
-    if (m?.[1]) {
-      await sleep(50); // the admin key line follows the listening line
-      return { child, url: m[1], output: () => out, exited };
-    }
-    if (child.exitCode !== null) break;
-    await sleep(50);
-  }
-  child.kill('SIGKILL');
-  throw new Error(`gateway did not start:\n${out}`);
-}
+const start = (env: Record<string, string> = {}) => startLocalProcess({ GATEWAY_DATA_DIR: dataDir, ...env });
 
 describe('npm start', () => {
   it('generates an admin key once, persists state, and finishes in-flight requests and their logs on Ctrl-C', async () => {

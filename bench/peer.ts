@@ -1,0 +1,168 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import {
+  agent,
+  BENCH_ADMIN_KEY,
+  call,
+  fmt,
+  freePort,
+  pct,
+  rssMb,
+  sort,
+  startBenchStack,
+  startChild,
+  throughput,
+} from './support';
+
+// `npm run bench:peer`: this gateway beside Portkey's open-source gateway (`@portkey-ai/gateway`, a
+// devDependency) and a bare node:http proxy hop, against the same zero-latency fake upstream, in one
+// interleaved run on this machine. This gateway runs as users run it: API-key auth, a virtual key with a
+// budget, and a usage-log entry per request. Portkey's open-source build logs nothing.
+
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 1000);
+const WARMUP = 200;
+const RPS_REQUESTS = Number(process.env.BENCH_RPS_REQUESTS ?? 3000);
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 100);
+
+const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
+const streamBody = JSON.stringify({
+  model: 'gpt-4o-mini',
+  messages: [{ role: 'user', content: 'ping' }],
+  stream: true,
+});
+
+function portkeyEntry(): string {
+  const require = createRequire(import.meta.url);
+  const entry = join(dirname(require.resolve('@portkey-ai/gateway/package.json')), 'build/start-server.js');
+  if (!existsSync(entry)) throw new Error(`Portkey's gateway is not installed (${entry}): run npm ci`);
+  return entry;
+}
+
+const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+
+async function main() {
+  const { upstreamPort, gatewayPort, proxyPort, gatewayPid, stop } = await startBenchStack();
+  const upstreamUrl = `http://127.0.0.1:${upstreamPort}/v1`;
+  const portkeyPort = await freePort();
+  const portkey = await startChild(
+    [portkeyEntry(), `--port=${portkeyPort}`, '--headless'],
+    { NODE_ENV: 'production' },
+    /Ready for connections/,
+    { tsx: false },
+  );
+
+  try {
+    // A virtual key with a budget that never runs out here: the key lookup, the budget and the
+    // spend update are all on every request.
+    const created = await fetch(`http://127.0.0.1:${gatewayPort}/v1/virtual-keys`, {
+      method: 'POST',
+      headers: { 'x-gateway-api-key': BENCH_ADMIN_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'bench',
+        slug: 'bench',
+        provider: 'openai',
+        key: 'sk-bench',
+        custom_host: upstreamUrl,
+        budget_limit: 1_000_000,
+      }),
+    });
+    if (created.status !== 201 && created.status !== 200) {
+      throw new Error(`virtual key: ${created.status} ${await created.text()}`);
+    }
+    const direct = () =>
+      call(upstreamPort, '/v1/chat/completions', body, { authorization: 'Bearer sk-bench' });
+    const viaProxy = () =>
+      call(proxyPort, '/v1/chat/completions', body, { authorization: 'Bearer sk-bench' });
+    const gwHeaders = { 'x-gateway-api-key': BENCH_ADMIN_KEY, 'x-gateway-provider': '@bench' };
+    const viaGateway = () => call(gatewayPort, '/v1/chat/completions', body, gwHeaders);
+    const pkHeaders = {
+      authorization: 'Bearer sk-bench',
+      'x-portkey-provider': 'openai',
+      'x-portkey-custom-host': upstreamUrl,
+    };
+    const viaPortkey = () => call(portkeyPort, '/v1/chat/completions', body, pkHeaders);
+
+    for (let i = 0; i < WARMUP; i++) {
+      await direct();
+      await viaProxy();
+      await viaGateway();
+      await viaPortkey();
+    }
+    const d: number[] = [];
+    const p: number[] = [];
+    const g: number[] = [];
+    const k: number[] = [];
+    for (let i = 0; i < PAIRS; i++) {
+      d.push((await direct()).total);
+      p.push((await viaProxy()).total);
+      g.push((await viaGateway()).total);
+      k.push((await viaPortkey()).total);
+    }
+    const [ds, ps, gs, ks] = [sort(d), sort(p), sort(g), sort(k)];
+    const over = (xs: number[], q: number) => pct(xs, q) - pct(ds, q);
+    console.log(`\nNon-streaming chat completion, ${PAIRS} interleaved rounds, one request at a time`);
+    console.log('  overhead over calling the upstream directly:');
+    for (const [name, xs] of [
+      ['bare node proxy', ps],
+      ['this gateway', gs],
+      ['Portkey 1.15', ks],
+    ] as const) {
+      console.log(`  ${name.padEnd(16)} p50 ${fmt(over(xs, 50))}   p99 ${fmt(over(xs, 99))}`);
+    }
+    console.log(
+      `  this gateway / Portkey   p50 ${ratio(over(gs, 50), over(ks, 50))}   p99 ${ratio(over(gs, 99), over(ks, 99))}   (target <= 0.5x)`,
+    );
+    console.log(
+      `  this gateway / bare hop  p50 ${ratio(over(gs, 50), over(ps, 50))}   p99 ${ratio(over(gs, 99), over(ps, 99))}   (target <= 2x)`,
+    );
+
+    const sd: number[] = [];
+    const sg: number[] = [];
+    const sk: number[] = [];
+    let portkeyStreamError = '';
+    for (let i = 0; i < STREAMS; i++) {
+      sd.push(
+        (await call(upstreamPort, '/v1/chat/completions', streamBody, { authorization: 'Bearer sk-bench' }))
+          .firstByte,
+      );
+      sg.push((await call(gatewayPort, '/v1/chat/completions', streamBody, gwHeaders)).firstByte);
+      if (!portkeyStreamError) {
+        await call(portkeyPort, '/v1/chat/completions', streamBody, pkHeaders)
+          .then((t) => sk.push(t.firstByte))
+          .catch((error: Error) => {
+            portkeyStreamError = error.message;
+          });
+      }
+    }
+    const [sds, sgs, sks] = [sort(sd), sort(sg), sort(sk)];
+    console.log(`\nStreaming: time to first chunk added, ${STREAMS} interleaved rounds`);
+    console.log(
+      `  this gateway     p50 ${fmt(pct(sgs, 50) - pct(sds, 50))}   p99 ${fmt(pct(sgs, 99) - pct(sds, 99))}   (target <= 0.5 ms p50)`,
+    );
+    console.log(
+      portkeyStreamError
+        ? `  Portkey 1.15     failed: ${portkeyStreamError}`
+        : `  Portkey 1.15     p50 ${fmt(pct(sks, 50) - pct(sds, 50))}   p99 ${fmt(pct(sks, 99) - pct(sds, 99))}`,
+    );
+
+    console.log(`\nThroughput, ${RPS_REQUESTS} non-streaming requests each`);
+    for (const concurrency of [16, 64]) {
+      const bare = await throughput(RPS_REQUESTS, concurrency, viaProxy);
+      const ours = await throughput(RPS_REQUESTS, concurrency, viaGateway);
+      const theirs = await throughput(RPS_REQUESTS, concurrency, viaPortkey);
+      console.log(
+        `  concurrency ${String(concurrency).padEnd(3)} bare hop ${bare.toFixed(0)} req/s   this gateway ${ours.toFixed(0)} req/s   Portkey ${theirs.toFixed(0)} req/s   this/Portkey ${ratio(ours, theirs)} (target >= 1.5x)`,
+      );
+    }
+    console.log('\nMemory after load (RSS)');
+    console.log(`  this gateway     ${rssMb(gatewayPid).toFixed(0)} MB (with its embedded DynamoDB worker)`);
+    console.log(`  Portkey 1.15     ${rssMb(portkey.child.pid).toFixed(0)} MB`);
+  } finally {
+    portkey.child.kill('SIGTERM');
+    stop();
+    agent.destroy();
+  }
+}
+
+await main();

@@ -1,0 +1,176 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+// What the benchmarks share: child processes, one timed HTTP call, percentiles.
+
+export const agent = new http.Agent({ keepAlive: true, maxSockets: 128 });
+
+/** Runs `node <args>` (TypeScript through tsx) and waits until its output matches `ready`. */
+export function startChild(
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+  options: { tsx?: boolean } = {},
+): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  const child = spawn(process.execPath, [...(options.tsx === false ? [] : ['--import', 'tsx']), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      out += d;
+      const m = ready.exec(out);
+      if (m) {
+        // Once ready, stop holding what the child prints.
+        child.stdout?.off('data', onData);
+        child.stdout?.resume();
+        resolve({ child, match: m });
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (d: Buffer) => {
+      out += d;
+    });
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}:\n${out}`)));
+  });
+}
+
+export interface Timing {
+  total: number;
+  firstByte: number;
+}
+
+/** One POST on the shared keep-alive agent: total time and time to the first body byte. */
+export function call(
+  port: number,
+  path: string,
+  payload: string,
+  headers: Record<string, string>,
+): Promise<Timing> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    let firstByte = 0;
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+          ...headers,
+        },
+      },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (d: Buffer) => {
+          firstByte ||= performance.now() - t0;
+          parts.push(d);
+        });
+        res.on('end', () => {
+          if ((res.statusCode ?? 0) >= 400) {
+            reject(new Error(`status ${res.statusCode}: ${Buffer.concat(parts).toString().slice(0, 300)}`));
+          } else resolve({ total: performance.now() - t0, firstByte });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** Requests per second of `count` calls made `concurrency` at a time. */
+export async function throughput(
+  count: number,
+  concurrency: number,
+  one: () => Promise<unknown>,
+): Promise<number> {
+  const t0 = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next++ < count) await one();
+    }),
+  );
+  return count / ((performance.now() - t0) / 1000);
+}
+
+export const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+export const sort = (xs: number[]) => [...xs].sort((a, b) => a - b);
+export const fmt = (ms: number) => `${ms.toFixed(3)} ms`;
+
+/** A port free on loopback now, for a program that cannot listen on port 0 and say which it got. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resident memory of a process, in MB (Linux). */
+export function rssMb(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
+    return kb / 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+export const BENCH_ADMIN_KEY = 'gwk_bench_admin_key_0123456789';
+
+export interface BenchStack {
+  upstreamPort: number;
+  gatewayPort: number;
+  proxyPort: number;
+  gatewayPid: number | undefined;
+  stop(): void;
+}
+
+/**
+ * The zero-latency fake upstream, the gateway as `npm start` runs it (no line per request on stdout:
+ * the line costs a few µs and this measures the request path), and a bare proxy hop, each in its own
+ * process, on a fresh data dir.
+ */
+export async function startBenchStack(): Promise<BenchStack> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
+  const upstream = await startChild(['bench/fake-upstream.ts'], {}, /fake upstream on (\d+)/);
+  const upstreamPort = Number(upstream.match[1]);
+  const gateway = await startChild(
+    ['local/main.ts'],
+    {
+      PORT: '0',
+      GATEWAY_DATA_DIR: dataDir,
+      GATEWAY_ADMIN_KEY: BENCH_ADMIN_KEY,
+      POWERTOOLS_LOG_LEVEL: 'ERROR',
+      GATEWAY_LOG_LEVEL: 'warn',
+    },
+    /listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/,
+  );
+  const proxy = await startChild(['bench/bare-proxy.ts', String(upstreamPort)], {}, /bare proxy on (\d+)/);
+  return {
+    upstreamPort,
+    gatewayPort: Number(gateway.match[1]),
+    proxyPort: Number(proxy.match[1]),
+    gatewayPid: gateway.child.pid,
+    stop() {
+      for (const started of [gateway, proxy, upstream]) started.child.kill('SIGTERM');
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { sleep } from './fake-openai';
+
+// The local runtime as a user runs it (`npm start` runs local/main.ts), in a child process.
+
+export interface StartedProcess {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Starts `local/main.ts` with the environment given and waits for its listening line. */
+export async function startLocalProcess(env: Record<string, string>): Promise<StartedProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/main.ts'], {
+    cwd: process.cwd(),
+    // An in-process gateway of the same test file leaves its DynamoDB endpoint in process.env.
+    env: { ...process.env, PORT: '0', GATEWAY_ADMIN_KEY: '', DYNAMODB_ENDPOINT: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d) => {
+    out += d;
+  });
+  child.stderr?.on('data', (d) => {
+    out += d;
+  });
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  for (let i = 0; i < 300; i++) {
+    const m = /listening on (http:\/\/[\d.]+:\d+\/v1)/.exec(out);
+    if (m?.[1]) {
+      await sleep(50); // the admin key line follows the listening line
+      return { child, url: m[1], output: () => out, exited };
+    }
+    if (child.exitCode !== null) break;
+    await sleep(50);
+  }
+  child.kill('SIGKILL');
+  throw new Error(`gateway did not start:\n${out}`);
+}
+
+/** Waits until the process has printed text matching `pattern`. */
+export async function waitForOutput(started: StartedProcess, pattern: RegExp): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (pattern.test(started.output())) return;
+    await sleep(25);
+  }
+  throw new Error(`no output matching ${pattern}:\n${started.output()}`);
+}
