@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -173,17 +174,23 @@ describe('npm start', () => {
     try {
       const second = spawn(process.execPath, ['--import', 'tsx', 'local/main.ts'], {
         cwd: process.cwd(),
-        env: { ...process.env, PORT: '0', GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_KEY: '' },
+        env: {
+          ...process.env,
+          PORT: '0',
+          GATEWAY_DATA_DIR: dataDir,
+          GATEWAY_ADMIN_KEY: '',
+          DYNAMODB_ENDPOINT: '',
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
-      second.stdout?.on('data', (d) => {
+      second.stdout?.on('data', (d: Buffer) => {
         out += d;
       });
-      second.stderr?.on('data', (d) => {
+      second.stderr?.on('data', (d: Buffer) => {
         out += d;
       });
-      const code = await new Promise<number | null>((r) => second.on('exit', (c) => r(c)));
+      const code = await new Promise<number | null>((r) => second.on('exit', (c: number | null) => r(c)));
       expect(code).toBe(1);
       expect(out).toContain(`data dir ${dataDir} is in use by process ${first.child.pid}`);
       expect(out).not.toContain('ECONNREFUSED');
