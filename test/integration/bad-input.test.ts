@@ -192,6 +192,23 @@ describe('field lengths', () => {
     await waitForLog(gw, res.headers.get('x-gateway-request-id') as string);
   });
 
+  it('the same caps hold for the Responses API and for saved prompts', async () => {
+    const res = await fetch(`${gw.url}/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-gateway-api-key': ADMIN_KEY },
+      body: JSON.stringify({ model: 'gpt-4o', input: 'x', user: 'u'.repeat(513) }),
+    });
+    expect(res.status).toBe(400);
+    expect(errorOf(await res.text())).toMatchObject({ param: 'user', code: 'field_too_long' });
+    const prompt = await gw.api('POST', '/prompts', {
+      name: 'long',
+      model: 'm'.repeat(257),
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    expect(prompt.status).toBe(400);
+    expect(prompt.body.error.param).toBe('model');
+  });
+
   it('a metadata value over 512 characters is a 400 naming the header', async () => {
     const res = await chat(JSON.stringify({ ...ask, model: 'gpt-4o' }), {
       'x-gateway-metadata': JSON.stringify({ team: 't'.repeat(513) }),
