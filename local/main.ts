@@ -1,7 +1,12 @@
+import { DataDirInUseError } from './data-dir-lock';
 import { startGateway } from './server';
 
 // `npm start`: the gateway on a laptop, no AWS account needed.
-const gateway = await startGateway();
+const gateway = await startGateway().catch((error: unknown) => {
+  if (!(error instanceof DataDirInUseError)) throw error;
+  console.error(`Cannot start: ${error.message}.`);
+  process.exit(1);
+});
 console.log(`LLM gateway listening on ${gateway.url}  (data: ${process.env.GATEWAY_DATA_DIR})`);
 console.log(`Dashboard: ${gateway.url.replace(/\/v1$/, '/dashboard')}`);
 if (gateway.generatedAdminKey) {

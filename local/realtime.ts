@@ -9,9 +9,11 @@ import type { Context } from 'aws-lambda';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { CLOSE_CODES, errorEvent, MAX_MESSAGE_BYTES } from '../functions/gateway/realtime/protocol';
 import type { SocketEvent, SocketResult } from '../functions/gateway/realtime/socket-routes';
+import { decodePathParam } from '../functions/middleware/route';
 import { REALTIME_FUNCTIONS, REALTIME_OPERATION, type RealtimeFunctionName } from '../functions/operations';
 import { CLOSE_CODE_HEADER, CLOSE_REASON_HEADER } from '../functions/store/client-connections';
 import { useRelayLauncher } from '../functions/store/relay-launcher';
+import { requestUrl } from './request-url';
 
 // API Gateway WebSocket around the very same handlers: the upgrade of `/v1/realtime` becomes `$connect`,
 // each message `$default`, the close `$disconnect`; the relay runs in process, as Lambda would run it, and
@@ -203,13 +205,13 @@ export async function startLocalRealtime(root: string): Promise<LocalRealtime> {
   return {
     upgrade(req, socket, head) {
       socket.on('error', () => undefined);
-      const url = new URL(req.url ?? '/', 'http://localhost');
-      if (url.pathname.replace(/\/+$/, '') !== REALTIME_OPERATION.path) {
+      const url = requestUrl(req.url);
+      if (!url || url.pathname.replace(/\/+$/, '') !== REALTIME_OPERATION.path) {
         refuse(socket, {
           statusCode: 404,
           body: JSON.stringify({
             error: {
-              message: `Unknown WebSocket route: ${url.pathname}`,
+              message: `Unknown WebSocket route: ${url?.pathname ?? String(req.url).slice(0, 300)}`,
               type: 'invalid_request_error',
               code: 'not_found',
               param: null,
@@ -247,18 +249,27 @@ export async function startLocalRealtime(root: string): Promise<LocalRealtime> {
     serveManagementApi(req, res) {
       const m = /^(?:\/[^/]+)?\/(?:@|%40)connections\/([^/?]+)/i.exec(req.url ?? '');
       if (!m?.[1]) return false;
-      const connectionId = decodeURIComponent(m[1]);
+      const connectionId = decodePathParam(m[1]);
+      if (connectionId === undefined) {
+        awsError(res, 400, 'BadRequestException', 'The connection id has a malformed percent-escape.');
+        return true;
+      }
       const conn = connections.get(connectionId);
       const gone = () => awsError(res, 410, 'GoneException', `Connection ${connectionId} is gone`);
       if (req.method === 'POST') {
         const chunks: Buffer[] = [];
-        req.on('data', (c: Buffer) => chunks.push(c));
+        let received = 0;
+        req.on('data', (c: Buffer) => {
+          received += c.byteLength;
+          // Past the limit nothing more is held: the reply is already known.
+          if (received <= MAX_MESSAGE_BYTES) chunks.push(c);
+        });
         req.on('end', () => {
-          const body = Buffer.concat(chunks);
-          if (!conn || conn.ws.readyState !== conn.ws.OPEN) return gone();
-          if (body.byteLength > MAX_MESSAGE_BYTES) {
+          if (received > MAX_MESSAGE_BYTES) {
             return awsError(res, 413, 'PayloadTooLargeException', 'Message too long');
           }
+          const body = Buffer.concat(chunks);
+          if (!conn || conn.ws.readyState !== conn.ws.OPEN) return gone();
           conn.ws.send(body, { binary: !isUtf8(body) }, () => {
             res.writeHead(200).end();
           });

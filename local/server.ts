@@ -11,8 +11,10 @@ import { compileRoutes, matchRoute } from '../functions/middleware/route';
 import { FUNCTION_GROUPS, type FunctionGroupName, OPERATIONS } from '../functions/operations';
 import { ALL_TABLES } from '../functions/store/tables';
 import { installAwsLambdaShim, LocalResponseStream } from './awslambda-shim';
+import { lockDataDir } from './data-dir-lock';
 import { ensureTables, localTableName, startDynalite } from './dynamodb';
 import { startLocalRealtime } from './realtime';
+import { requestUrl } from './request-url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 // Lambda's own limit for a function URL request; the gateway's smaller limit is enforced by the handlers.
@@ -74,6 +76,8 @@ const LOOPBACK_HOST = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/i;
 /** Starts the local gateway: embedded DynamoDB, tables, bootstrap, every handler on one port. */
 export async function startGateway(options: GatewayOptions = {}): Promise<RunningGateway> {
   const dataDir = resolve(options.dataDir ?? process.env.GATEWAY_DATA_DIR ?? '.data');
+  // Two servers on one persistent dir would fight over the embedded DynamoDB's files.
+  const unlock = options.inMemory ? () => undefined : lockDataDir(dataDir);
   const env = process.env;
   env.GATEWAY_DATA_DIR = dataDir;
   // Tells the handlers they run locally: e.g. a JWKS may then be served over plain HTTP on loopback.
@@ -192,6 +196,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
         server.closeAllConnections();
         await stopped;
         await dynamo?.close();
+        unlock();
       })();
       return closing;
     },
@@ -241,7 +246,21 @@ async function serve(
     res.end();
     return;
   }
-  const url = new URL(req.url ?? '/', 'http://localhost');
+  const url = requestUrl(req.url);
+  if (!url) {
+    res.writeHead(400, { 'content-type': 'application/json', 'x-gateway-error-origin': 'gateway' });
+    res.end(
+      JSON.stringify({
+        error: {
+          message: 'The request target is not a URL path.',
+          type: 'invalid_request_error',
+          code: 'invalid_path',
+          param: null,
+        },
+      }),
+    );
+    return;
+  }
   const found = matchRoute(routes, req.method ?? 'GET', url.pathname);
   // Unknown paths go to the control function, whose router answers with an OpenAI-shaped 404.
   const group: FunctionGroupName = found?.operation.group ?? 'control';

@@ -71,7 +71,8 @@ export class ApiKeyService {
     if (typeof name !== 'string' || name.trim() === '' || name.length > 200) {
       throw badRequest('name is required: a string of 1 to 200 characters.', 'name');
     }
-    const type = body.type ?? 'workspace';
+    // Only an absent type takes the default: `null` is a wrong type, not a request for the default.
+    const type = body.type === undefined ? 'workspace' : body.type;
     if (type !== 'workspace' && type !== 'organisation') {
       throw badRequest('type must be "workspace" or "organisation".', 'type');
     }

@@ -58,7 +58,7 @@ export class AuditLog {
     let before: string | undefined;
     if (query.cursor) {
       before = Buffer.from(query.cursor, 'base64url').toString('utf8');
-      if (!ULID.test(before)) throw badRequest('cursor is not valid.', 'cursor');
+      if (!ULID.test(before)) throw badRequest('cursor is not valid.', 'cursor', 'invalid_cursor');
     }
     const partitions: (string | null)[] = [caller.organisationId];
     if ((await this.control.getBootstrapOrganisationId()) === caller.organisationId) partitions.push(null);

@@ -55,7 +55,8 @@ export const logsOperations: Record<string, OperationHandler> = {
       const page = await logs.list(query);
       return listResult(page.data, page.nextCursor);
     } catch (error) {
-      if (error instanceof CursorError) throw badRequest('cursor is not valid.', 'cursor');
+      if (error instanceof CursorError)
+        throw badRequest('cursor is not one this list handed out.', 'cursor', 'invalid_cursor');
       throw error;
     }
   },

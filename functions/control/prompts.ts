@@ -1,5 +1,6 @@
 import { ulid } from 'ulid';
 import { badRequest, forbidden, GatewayError, notFound } from '../gateway/errors';
+import { FIELD_LIMITS } from '../gateway/request-body';
 import { ControlStore } from '../store/control-store';
 import { type PromptRecord, PromptStore } from '../store/prompt-store';
 import { asObject } from './api-keys';
@@ -86,6 +87,9 @@ function parseInput(input: unknown, creating: boolean): PromptInput {
   if (body.model !== undefined || creating) {
     if (typeof body.model !== 'string' || body.model.trim() === '') {
       throw badRequest('model is required: a non-empty string.', 'model', 'missing_required_parameter');
+    }
+    if (body.model.length > FIELD_LIMITS.model) {
+      throw badRequest(`model is longer than ${FIELD_LIMITS.model} characters.`, 'model', 'field_too_long');
     }
     out.model = body.model;
   }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { alertThresholdUsd, budgetStatus, candidatePeriods } from '../gateway/budget';
 import { badRequest, forbidden, GatewayError, notFound } from '../gateway/errors';
 import { newId } from '../gateway/ids';
+import { CONTROL_CHARACTER } from '../gateway/request-body';
 import { type VirtualKeyResolver, virtualKeys } from '../gateway/virtual-key-resolver';
 import { findProvider, PROVIDER_NAMES } from '../providers';
 import { ControlStore, type VirtualKeyRecord } from '../store/control-store';
@@ -57,7 +58,9 @@ interface VirtualKeyInput {
   requests_per_minute?: number | null;
 }
 
-const optionalText = (v: unknown) => v === null || (typeof v === 'string' && v !== '' && v.length <= 256);
+// Organization, project and key go upstream as header values: a control character is refused when stored.
+const optionalText = (v: unknown) =>
+  v === null || (typeof v === 'string' && v !== '' && v.length <= 256 && !CONTROL_CHARACTER.test(v));
 
 /** Checks every field at once, so a 400 lists all that is wrong. */
 function parseInput(input: unknown, creating: boolean): VirtualKeyInput {
@@ -87,9 +90,14 @@ function parseInput(input: unknown, creating: boolean): VirtualKeyInput {
   }
   if (body.key !== undefined || creating) {
     // The message never quotes the value: it is a credential.
-    if (typeof body.key !== 'string' || body.key.trim() === '' || body.key.length > MAX_CREDENTIAL_LENGTH) {
+    if (
+      typeof body.key !== 'string' ||
+      body.key.trim() === '' ||
+      body.key.length > MAX_CREDENTIAL_LENGTH ||
+      CONTROL_CHARACTER.test(body.key.trim())
+    ) {
       problems.push(
-        `key must be the provider credential, a string of 1 to ${MAX_CREDENTIAL_LENGTH} characters`,
+        `key must be the provider credential, a string of 1 to ${MAX_CREDENTIAL_LENGTH} characters without control characters`,
       );
     } else out.key = body.key.trim();
   }
@@ -101,7 +109,8 @@ function parseInput(input: unknown, creating: boolean): VirtualKeyInput {
   }
   for (const k of ['vendor_organization', 'vendor_project'] as const) {
     if (body[k] === undefined) continue;
-    if (!optionalText(body[k])) problems.push(`${k} must be a string of 1 to 256 characters, or null`);
+    if (!optionalText(body[k]))
+      problems.push(`${k} must be a string of 1 to 256 characters without control characters, or null`);
     else out[k] = body[k] as string | null;
   }
   for (const k of PROVIDER_FIELDS) {

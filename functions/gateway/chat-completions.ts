@@ -6,7 +6,7 @@ import {
 } from '../guardrails/request-guard';
 import type { ChatCall, ChatContext, ChatTranslation, Json } from '../providers/types';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
-import { badRequest, type GatewayError, providerError } from './errors';
+import { badRequest, type GatewayError, streamedProviderError } from './errors';
 import type { HttpEvent, HttpResult, RequestState } from './http';
 import {
   type CallSuccess,
@@ -20,7 +20,7 @@ import {
   tryJson,
 } from './model-call';
 import { readUsage } from './pricing';
-import { bodyText, jsonBody } from './request-body';
+import { bodyText, checkFieldLengths, jsonBody } from './request-body';
 import { SseParser, sseErrorEvent } from './sse';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
@@ -78,6 +78,7 @@ export async function runChatCompletion(
 ): Promise<HttpResult> {
   const log = state.log as UsageLogDraft;
   log.request = body;
+  checkFieldLengths(body);
   if (typeof body.model === 'string') log.model = body.model;
   if (typeof body.user === 'string') log.user = body.user;
   log.stream = body.stream === true;
@@ -213,6 +214,8 @@ async function* relayStream(
   const relay = (events: ReturnType<SseParser['push']>): string => {
     let out = '';
     for (const ev of events) {
+      // Nothing the provider sends after its error reaches the client.
+      if (failure) break;
       if (ev.data === undefined) {
         out += ev.raw;
         continue;
@@ -223,15 +226,18 @@ async function* relayStream(
         continue;
       }
       const chunk = tryJson(ev.data);
-      if (chunk && typeof chunk === 'object' && !Array.isArray(chunk)) {
+      const isObject = !!chunk && typeof chunk === 'object' && !Array.isArray(chunk);
+      if (ev.event === 'error' || (isObject && (chunk as Record<string, unknown>).error)) {
+        // The provider's error becomes the SSE `error` event every client and SDK recognises.
+        failure = streamedProviderError(isObject ? chunk : { message: ev.data.slice(0, 1000) });
+        out += sseErrorEvent(failure.toBody());
+        continue;
+      }
+      if (isObject) {
         const c = chunk as Record<string, unknown>;
-        if (c.error || ev.event === 'error') {
-          failure = providerError(502, c);
-        } else {
-          acc.add(c);
-          const usageOnly = Array.isArray(c.choices) && c.choices.length === 0 && !!c.usage;
-          if (dropUsageChunk && usageOnly) continue;
-        }
+        acc.add(c);
+        const usageOnly = Array.isArray(c.choices) && c.choices.length === 0 && !!c.usage;
+        if (dropUsageChunk && usageOnly) continue;
       }
       out += ev.raw;
     }

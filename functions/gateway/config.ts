@@ -1,5 +1,6 @@
 import { compileChecks } from '../guardrails/engine';
 import { badRequest } from './errors';
+import { CONTROL_CHARACTER } from './request-body';
 
 /** A gateway config: from the `x-gateway-config` header (JSON) or saved and referenced by id. */
 export interface GatewayConfig {
@@ -50,6 +51,8 @@ const KNOWN = new Set([
   'output_guardrails',
 ]);
 const MODES = new Set(['single', 'fallback', 'loadbalance']);
+// Fields sent upstream as header values: a control character there would break every request that uses them.
+const HEADER_FIELDS = ['api_key', 'vendor_organization', 'vendor_project'];
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   !!v && typeof v === 'object' && !Array.isArray(v);
@@ -81,6 +84,12 @@ function check(value: unknown, at: string, problems: string[], depth: number): v
   for (const key of STRING_FIELDS) {
     if (value[key] !== undefined && (typeof value[key] !== 'string' || value[key] === '')) {
       problems.push(`${at}.${key} must be a non-empty string`);
+    }
+  }
+  for (const key of HEADER_FIELDS) {
+    const v = value[key];
+    if (typeof v === 'string' && CONTROL_CHARACTER.test(v)) {
+      problems.push(`${at}.${key} must not contain control characters`);
     }
   }
   if (typeof value.custom_host === 'string' && !/^https?:\/\/[^\s/]+/i.test(value.custom_host)) {
@@ -191,7 +200,7 @@ function check(value: unknown, at: string, problems: string[], depth: number): v
 export function parseSavedConfig(value: unknown): GatewayConfig {
   const problems: string[] = [];
   check(value, 'config', problems, 0);
-  findApiKeys(value, 'config', problems);
+  findApiKeys(value, 'config', problems, 0);
   if (problems.length > 0) {
     throw badRequest(`Invalid gateway config: ${problems.join('; ')}.`, 'config', 'invalid_config');
   }
@@ -199,14 +208,15 @@ export function parseSavedConfig(value: unknown): GatewayConfig {
 }
 
 // Saved configs live in DynamoDB and are shown on reads: credentials belong in virtual keys instead.
-function findApiKeys(value: unknown, at: string, problems: string[]): void {
-  if (!isObject(value)) return;
+function findApiKeys(value: unknown, at: string, problems: string[], depth: number): void {
+  // Deeper targets are already a problem `check` reports; going on would only recurse for nothing.
+  if (!isObject(value) || depth > 5) return;
   if (value.api_key !== undefined) {
     problems.push(`${at}.api_key cannot be saved; store the credential as a virtual key and use virtual_key`);
   }
   if (Array.isArray(value.targets)) {
     value.targets.forEach((t, i) => {
-      findApiKeys(t, `${at}.targets[${i}]`, problems);
+      findApiKeys(t, `${at}.targets[${i}]`, problems, depth + 1);
     });
   }
 }

@@ -73,6 +73,19 @@ export function providerError(status: number, body: unknown): GatewayError {
   return new GatewayError(status, 'provider_error', message, null, null, 'provider');
 }
 
+/**
+ * An error a provider reported inside a stream it had already answered 200: its own status when the
+ * event carries one (`status`, or a numeric `code`), 502 otherwise.
+ */
+export function streamedProviderError(event: unknown): GatewayError {
+  const body = event && typeof event === 'object' ? (event as Record<string, unknown>) : {};
+  const inner = body.error && typeof body.error === 'object' ? (body.error as Record<string, unknown>) : {};
+  const given = [inner.status, inner.code, body.status].find(
+    (s) => Number.isInteger(s) && (s as number) >= 400 && (s as number) <= 599,
+  ) as number | undefined;
+  return providerError(given ?? 502, body.error === undefined ? { error: body } : body);
+}
+
 export function asGatewayError(error: unknown): GatewayError {
   return error instanceof GatewayError ? error : internalError();
 }

@@ -63,7 +63,9 @@ function pricesFor(provider: string): Prices | undefined {
 
 function lookup<T>(table: Record<string, T>, model: string | null): T | undefined {
   if (!model) return undefined;
-  return table[model] ?? table[model.replace(DATED_SNAPSHOT, '')];
+  // Own properties only: a model named `constructor` must not find Object's members.
+  const own = (name: string) => (Object.hasOwn(table, name) ? table[name] : undefined);
+  return own(model) ?? own(model.replace(DATED_SNAPSHOT, ''));
 }
 
 const usd = (value: number) => Math.round(value * 1e12) / 1e12;

@@ -14,7 +14,7 @@ import {
 } from './media-pricing';
 import { type CallSuccess, exchange, routeModelCall } from './model-call';
 import { type MultipartForm, readMultipart, replaceField } from './multipart';
-import { bodyText, jsonBody, MAX_BODY_BYTES } from './request-body';
+import { bodyText, checkFieldLengths, jsonBody, MAX_BODY_BYTES } from './request-body';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
 import type { UsageLogDraft } from './usage-log';
@@ -229,6 +229,7 @@ function parseRequest(event: HttpEvent, spec: PassthroughSpec, log: UsageLogDraf
       fields: form.fields,
       files: form.files,
     };
+    checkFieldLengths(form.fields);
     return { fields: form.fields, body: raw, contentType, form };
   }
   if (spec.multipartOnly) {
@@ -238,6 +239,7 @@ function parseRequest(event: HttpEvent, spec: PassthroughSpec, log: UsageLogDraf
   log.request = text;
   const fields = jsonBody(text);
   log.request = fields;
+  checkFieldLengths(fields);
   return { fields, body: text, contentType: 'application/json' };
 }
 

@@ -119,9 +119,9 @@ export const pricingReady: Promise<void> =
 
 function lookup(models: Record<string, ModelPrice> | undefined, model: string): ModelPrice | undefined {
   if (!models) return undefined;
-  return (
-    models[model] ?? models[model.replace(DATED_SNAPSHOT, '')] ?? models[model.replace(DATED_COMPACT, '')]
-  );
+  // Own properties only: a model named `constructor` or `__proto__` must not find Object's members.
+  const own = (name: string) => (Object.hasOwn(models, name) ? models[name] : undefined);
+  return own(model) ?? own(model.replace(DATED_SNAPSHOT, '')) ?? own(model.replace(DATED_COMPACT, ''));
 }
 
 /** The price of a model, by exact name or by its dated snapshot's base name; undefined when unknown. */
@@ -129,7 +129,9 @@ export function priceOf(provider: string, model: string): ModelPrice | undefined
   const names =
     provider === 'bedrock' && BEDROCK_GEO.test(model) ? [model, model.replace(BEDROCK_GEO, '')] : [model];
   for (const name of names) {
-    const price = lookup(overrides.get(provider), name) ?? lookup(PRICES[provider]?.models, name);
+    const price =
+      lookup(overrides.get(provider), name) ??
+      lookup(Object.hasOwn(PRICES, provider) ? PRICES[provider]?.models : undefined, name);
     if (price) return price;
   }
   return undefined;

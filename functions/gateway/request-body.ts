@@ -4,6 +4,16 @@ import type { HttpEvent } from './http';
 // Below the 6 MB function URL payload limit, so that an oversized body still reaches us and is logged.
 export const MAX_BODY_BYTES = Number(process.env.GATEWAY_MAX_BODY_BYTES ?? 5_000_000);
 
+/** Deeper JSON is refused before it is parsed: every later walk over it (copies, guardrails) may recurse. */
+export const MAX_JSON_DEPTH = 64;
+
+/** Lengths past which a provider would refuse the field anyway, in characters. */
+export const FIELD_LIMITS = { model: 256, user: 512, metadataValue: 512 } as const;
+
+/** What a header value must not hold: a stored field that later becomes a header is checked when saved. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
 /** The raw body text, refusing bodies over the limit (by declared length or by what arrived). */
 export function bodyText(event: HttpEvent): string {
   const declared = Number(event.headers?.['content-length'] ?? 0);
@@ -14,18 +24,62 @@ export function bodyText(event: HttpEvent): string {
   return text;
 }
 
+/**
+ * Whether JSON text nests arrays and objects deeper than `limit`. One pass over the characters, no
+ * recursion, so it is safe on any input; brackets inside strings do not count.
+ */
+export function jsonTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/**
+ * Parses JSON text from a client, refusing nesting past {@link MAX_JSON_DEPTH} with a 400 (`what` names
+ * the input in the message, `param` and `code` go to the error).
+ */
+export function parseClientJson(text: string, what: string, param: string | null, code: string): unknown {
+  if (jsonTooDeep(text)) {
+    throw badRequest(`${what} nests arrays or objects deeper than ${MAX_JSON_DEPTH} levels.`, param, code);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw badRequest(`${what} is not valid JSON: ${(error as Error).message.slice(0, 200)}`, param, code);
+  }
+}
+
 /** Parses a JSON object body; 400 for anything else. */
 export function jsonBody(text: string): Record<string, unknown> {
   if (text.trim() === '')
     throw badRequest('The request body is empty; a JSON object is expected.', null, 'invalid_json');
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw badRequest(`The request body is not valid JSON: ${(error as Error).message}`, null, 'invalid_json');
-  }
+  const value = parseClientJson(text, 'The request body', null, 'invalid_json');
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
     throw badRequest('The request body must be a JSON object.', null, 'invalid_json');
   }
   return value as Record<string, unknown>;
+}
+
+/** `model` and `user` of a model request: past their limits a 400 that names the field. */
+export function checkFieldLengths(body: Record<string, unknown>): void {
+  for (const field of ['model', 'user'] as const) {
+    const value = body[field];
+    if (typeof value === 'string' && value.length > FIELD_LIMITS[field]) {
+      throw badRequest(
+        `${field} is ${value.length} characters long; at most ${FIELD_LIMITS[field]} are accepted.`,
+        field,
+        'field_too_long',
+      );
+    }
+  }
 }

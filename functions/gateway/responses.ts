@@ -5,7 +5,7 @@ import {
   type StreamWatch,
 } from '../guardrails/request-guard';
 import type { OperationHandler } from './dispatch';
-import { badRequest, type GatewayError, providerError } from './errors';
+import { badRequest, type GatewayError, providerError, streamedProviderError } from './errors';
 import type { HttpEvent, HttpResult, RequestState } from './http';
 import {
   type CallSuccess,
@@ -18,7 +18,7 @@ import {
   tryJson,
 } from './model-call';
 import { passthroughOperations } from './passthrough';
-import { bodyText, jsonBody } from './request-body';
+import { bodyText, checkFieldLengths, jsonBody } from './request-body';
 import { SseParser } from './sse';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
@@ -224,6 +224,7 @@ export async function responsesCreate(event: HttpEvent, state: RequestState): Pr
   log.request = text;
   const body = jsonBody(text);
   log.request = body;
+  checkFieldLengths(body);
   if (typeof body.model === 'string') log.model = body.model;
   if (typeof body.user === 'string') log.user = body.user;
   log.stream = body.stream === true;
@@ -292,9 +293,18 @@ async function* relayResponseEvents(
   const read = (events: ReturnType<SseParser['push']>): string => {
     let out = '';
     for (const ev of events) {
+      // Nothing the provider sends after its error reaches the client.
+      if (failure) break;
+      const data = ev.data === undefined ? undefined : tryJson(ev.data);
+      const chatStyle = isObject(data) && data.type === undefined && data.error !== undefined;
+      if (chatStyle || (ev.event === 'error' && !isObject(data))) {
+        // An error in another wire shape is still ended as the Responses API ends one.
+        ended = true;
+        failure = streamedProviderError(isObject(data) ? data : { message: String(ev.data).slice(0, 1000) });
+        out += responsesErrorEvent(failure);
+        continue;
+      }
       out += ev.raw;
-      if (ev.data === undefined) continue;
-      const data = tryJson(ev.data);
       if (!isObject(data)) continue;
       const type = typeof data.type === 'string' ? data.type : ev.event;
       if (type === 'response.output_text.delta' && typeof data.delta === 'string') text += data.delta;
@@ -309,7 +319,7 @@ async function* relayResponseEvents(
         }
       } else if (type === 'error') {
         ended = true;
-        failure = providerError(502, isObject(data.error) ? data : { error: data });
+        failure = streamedProviderError(isObject(data.error) ? data : { error: data });
       }
     }
     return out;
@@ -326,8 +336,9 @@ async function* relayResponseEvents(
         return;
       }
       if (out) yield out;
+      if (failure) break;
     }
-    const rest = parser.flush();
+    const rest = failure ? undefined : parser.flush();
     if (rest) {
       const out = read([rest]);
       yield out.endsWith('\n\n') ? out : `${out}\n\n`;

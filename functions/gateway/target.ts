@@ -4,6 +4,7 @@ import type { ProviderAdapter, ProviderTarget } from '../providers/types';
 import { type GatewayConfig, parseConfig } from './config';
 import { badRequest } from './errors';
 import type { PlanTarget, RouteOverrides } from './plan';
+import { parseClientJson } from './request-body';
 import { savedConfigs } from './saved-configs';
 import { type ResolvedVirtualKey, unknownVirtualKey, virtualKeys } from './virtual-key-resolver';
 
@@ -42,13 +43,7 @@ export async function readConfig(
     }
     return saved;
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw badRequest('x-gateway-config is not valid JSON.', 'x-gateway-config', 'invalid_config');
-  }
-  return parseConfig(value);
+  return parseConfig(parseClientJson(text, 'x-gateway-config', 'x-gateway-config', 'invalid_config'));
 }
 
 /**

@@ -63,7 +63,7 @@ export function compileChecks(list: unknown, at: string, problems: string[]): Co
       problems.push(`${where}.type must be one of ${[...CHECKS.keys()].join(', ')}`);
       return;
     }
-    const action = (raw.action ?? 'deny') as GuardrailAction;
+    const action = (raw.action === undefined ? 'deny' : raw.action) as GuardrailAction;
     if (!ACTIONS.includes(action)) {
       problems.push(`${where}.action must be "deny", "log" or "redact"`);
       return;

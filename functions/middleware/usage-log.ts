@@ -1,5 +1,6 @@
 import { badRequest } from '../gateway/errors';
 import { logger } from '../gateway/logger';
+import { FIELD_LIMITS, parseClientJson } from '../gateway/request-body';
 import { UsageLogDraft } from '../gateway/usage-log';
 import { UserUsage } from '../gateway/user-usage';
 import { LogStore } from '../store/log-store';
@@ -10,12 +11,7 @@ const MAX_METADATA_KEYS = 64;
 /** Parses `x-gateway-metadata`: a JSON object whose values are strings. */
 export function parseMetadata(header: string | undefined): Record<string, string> {
   if (header === undefined || header.trim() === '') return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(header);
-  } catch {
-    throw badRequest('x-gateway-metadata must be a JSON object of string values.', 'x-gateway-metadata');
-  }
+  const value = parseClientJson(header, 'x-gateway-metadata', 'x-gateway-metadata', 'invalid_request');
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
     throw badRequest('x-gateway-metadata must be a JSON object of string values.', 'x-gateway-metadata');
   }
@@ -24,11 +20,11 @@ export function parseMetadata(header: string | undefined): Record<string, string
     throw badRequest(`x-gateway-metadata holds at most ${MAX_METADATA_KEYS} keys.`, 'x-gateway-metadata');
   }
   const bad = entries.filter(
-    ([k, v]) => typeof v !== 'string' || k === '' || k.length > 128 || v.length > 1024,
+    ([k, v]) => typeof v !== 'string' || k === '' || k.length > 128 || v.length > FIELD_LIMITS.metadataValue,
   );
   if (bad.length > 0) {
     throw badRequest(
-      `x-gateway-metadata values must be strings (keys up to 128, values up to 1024 characters): ${bad.map(([k]) => k).join(', ')}.`,
+      `x-gateway-metadata values must be strings (keys up to 128, values up to ${FIELD_LIMITS.metadataValue} characters): ${bad.map(([k]) => k.slice(0, 128)).join(', ')}.`,
       'x-gateway-metadata',
     );
   }

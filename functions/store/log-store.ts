@@ -1,12 +1,26 @@
 import { GetCommand, PutCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { encodeTime } from 'ulid';
+import { logger } from '../gateway/logger';
 import type { LogEntry } from '../gateway/usage-log';
 import { blobStore } from './blob-store';
-import { decodeCursor, documentClient, encodeCursor, nowEpochSeconds, tableName } from './dynamo';
+import {
+  CursorError,
+  decodeCursor,
+  documentClient,
+  encodeCursor,
+  nowEpochSeconds,
+  tableName,
+} from './dynamo';
 
 // Bodies are kept as JSON text, not DynamoDB maps: any JSON a client sends (deep nesting, huge numbers,
-// empty keys) must be storable. Past this size they go to the blob store and the item keeps a reference.
-const INLINE_BODY_LIMIT = 300_000;
+// empty keys) must be storable. An item past this many UTF-8 bytes moves its large fields to the blob
+// store and keeps a reference: DynamoDB refuses items over 400 KB, and counts bytes, not characters.
+const ITEM_BYTE_LIMIT = 300_000;
+// A field past this many bytes (a huge model name, user or metadata) is moved out whole; a prefix stays.
+const FIELD_BYTE_LIMIT = 2_048;
+const KEPT_PREFIX = 256;
+const OFFLOADED_FIELDS = ['model', 'user', 'metadata', 'error'] as const;
+type OffloadedField = (typeof OFFLOADED_FIELDS)[number];
 const RETENTION_DAYS = Number(process.env.GATEWAY_LOG_RETENTION_DAYS ?? 30);
 const ORG_INDEX = 'by-organisation';
 
@@ -34,29 +48,70 @@ interface StoredLog extends Omit<LogEntry, 'request' | 'response'> {
   body_ref?: string;
 }
 
+/** What the blob of a large entry holds: its bodies, and the fields too large to stay in the item. */
+interface LogBlob {
+  request: unknown;
+  response: unknown;
+  fields?: Partial<Pick<LogEntry, OffloadedField>>;
+}
+
+const bytes = (value: unknown) => (value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value)));
+
 export class LogStore {
   private readonly db = documentClient();
 
+  /**
+   * Writes the entry whatever its size: large fields go to the blob store; a failed write is tried
+   * again, and last a minimal entry (ids, status, usage, cost, error) keeps the ledger whole.
+   * Throws only when even that could not be written.
+   */
   async put(entry: LogEntry): Promise<void> {
+    let item: StoredLog;
+    try {
+      item = await this.fullItem(entry);
+    } catch (error) {
+      // The blob store failed: the entry is still written, without what only the blob could hold.
+      logger.error('log bodies could not be stored', {
+        requestId: entry.id,
+        error: (error as Error).message,
+      });
+      item = minimalItem(entry);
+    }
+    for (const candidate of [item, item, minimalItem(entry)]) {
+      try {
+        await this.db.send(new PutCommand({ TableName: tableName('logs'), Item: candidate }));
+        return;
+      } catch (error) {
+        logger.warn('log write failed; trying again', {
+          requestId: entry.id,
+          error: (error as Error).message,
+        });
+      }
+    }
+    throw new Error(`log entry ${entry.id} could not be written`);
+  }
+
+  private async fullItem(entry: LogEntry): Promise<StoredLog> {
     const { request, response, ...rest } = entry;
-    const requestJson = request === undefined ? undefined : JSON.stringify(request);
-    const responseJson = response === undefined ? undefined : JSON.stringify(response);
     const item: StoredLog = {
       ...rest,
       pk: partitionKey(entry.organisation_id, entry.workspace),
       expires_at: nowEpochSeconds() + RETENTION_DAYS * 86_400,
+      request_json: request === undefined ? undefined : JSON.stringify(request),
+      response_json: response === undefined ? undefined : JSON.stringify(response),
     };
-    if ((requestJson?.length ?? 0) + (responseJson?.length ?? 0) > INLINE_BODY_LIMIT) {
-      item.body_ref = `logs/${entry.organisation_id}/${entry.id}.json`;
-      await blobStore().put(
-        item.body_ref,
-        JSON.stringify({ request: request ?? null, response: response ?? null }),
-      );
-    } else {
-      item.request_json = requestJson;
-      item.response_json = responseJson;
+    if (bytes(item) <= ITEM_BYTE_LIMIT) return item;
+    const blob: LogBlob = { request: request ?? null, response: response ?? null, fields: {} };
+    item.request_json = undefined;
+    item.response_json = undefined;
+    for (const field of OFFLOADED_FIELDS) {
+      if (bytes(entry[field]) <= FIELD_BYTE_LIMIT) continue;
+      (blob.fields as Record<string, unknown>)[field] = entry[field];
+      Object.assign(item, { [field]: keptPart(field, entry) });
     }
-    await this.db.send(new PutCommand({ TableName: tableName('logs'), Item: item }));
+    item.body_ref = `logs/${entry.organisation_id}/${entry.id}.json`;
+    await blobStore().put(item.body_ref, JSON.stringify(blob));
+    return item;
   }
 
   async get(
@@ -88,8 +143,7 @@ export class LogStore {
     const stored = item as unknown as StoredLog;
     if (stored.body_ref) {
       const blob = await blobStore().get(stored.body_ref);
-      const bodies = blob ? (JSON.parse(blob) as { request: unknown; response: unknown }) : undefined;
-      return toEntry(stored, bodies);
+      return toEntry(stored, blob ? (JSON.parse(blob) as LogBlob) : undefined);
     }
     return toEntry(stored);
   }
@@ -150,6 +204,8 @@ export class LogStore {
 
     const found: StoredLog[] = [];
     let startKey = decodeCursor(query.cursor);
+    // A cursor is only ever followed inside the caller's own partition: anything else is not ours.
+    if (startKey && !cursorFits(startKey, query, indexName !== undefined)) throw new CursorError();
     // One match past the page tells whether another page exists.
     while (found.length <= query.limit) {
       const input: QueryCommandInput = {
@@ -186,6 +242,15 @@ function partitionKey(organisationId: string, workspace: string): string {
   return `${organisationId}#${workspace}`;
 }
 
+function cursorFits(key: Record<string, unknown>, query: LogQuery, byOrganisation: boolean): boolean {
+  const names = Object.keys(key).sort().join(',');
+  if (names !== (byOrganisation ? 'id,organisation_id,pk' : 'id,pk')) return false;
+  const { pk, id, organisation_id } = key;
+  if (typeof pk !== 'string' || typeof id !== 'string' || !/^[0-9A-Z]{26}$/.test(id)) return false;
+  if (!byOrganisation) return pk === partitionKey(query.organisationId, query.workspace ?? '');
+  return organisation_id === query.organisationId && pk.startsWith(`${query.organisationId}#`);
+}
+
 function isExpired(item: Record<string, unknown>): boolean {
   return typeof item.expires_at === 'number' && item.expires_at <= nowEpochSeconds();
 }
@@ -199,10 +264,51 @@ function parseJson(text: string | undefined): unknown {
   }
 }
 
-function toEntry(item: StoredLog, bodies?: { request: unknown; response: unknown }): LogEntry {
+/** What stays in the item of a field moved to the blob: a prefix of a string, a marker for the rest. */
+function keptPart(field: OffloadedField, entry: LogEntry): unknown {
+  const value = entry[field];
+  if (typeof value === 'string') return value.slice(0, KEPT_PREFIX);
+  if (field === 'error' && entry.error) {
+    return { ...entry.error, message: entry.error.message.slice(0, KEPT_PREFIX) };
+  }
+  return {};
+}
+
+/** The last resort: what the ledger cannot lose, each string cut short so that the item always fits. */
+function minimalItem(entry: LogEntry): StoredLog {
+  const cut = (s: string | null) => (s === null ? null : s.slice(0, KEPT_PREFIX));
+  return {
+    id: entry.id,
+    trace_id: entry.trace_id.slice(0, KEPT_PREFIX),
+    timestamp: entry.timestamp,
+    organisation_id: entry.organisation_id,
+    workspace: entry.workspace,
+    auth: entry.auth,
+    user: cut(entry.user),
+    metadata: {},
+    operation: entry.operation,
+    provider: cut(entry.provider),
+    model: cut(entry.model),
+    virtual_key: cut(entry.virtual_key),
+    status: entry.status,
+    stream: entry.stream,
+    latency_ms: entry.latency_ms,
+    upstream_latency_ms: entry.upstream_latency_ms,
+    first_chunk_ms: entry.first_chunk_ms,
+    usage: entry.usage,
+    cost: typeof entry.cost === 'number' && Number.isFinite(entry.cost) ? entry.cost : null,
+    error: entry.error ? (keptPart('error', entry) as LogEntry['error']) : null,
+    attempts: [],
+    pk: partitionKey(entry.organisation_id, entry.workspace),
+    expires_at: nowEpochSeconds() + RETENTION_DAYS * 86_400,
+  };
+}
+
+function toEntry(item: StoredLog, bodies?: LogBlob): LogEntry {
   const { pk: _pk, expires_at: _exp, request_json, response_json, body_ref, ...rest } = item;
   const entry: LogEntry = {
     ...rest,
+    ...bodies?.fields,
     request: bodies ? bodies.request : parseJson(request_json),
     response: bodies ? bodies.response : parseJson(response_json),
   };

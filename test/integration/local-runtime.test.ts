@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -165,6 +166,45 @@ describe('npm start', () => {
       gw.child.kill('SIGTERM');
       await gw.exited;
       await new Promise<void>((r) => external.close(() => r()));
+    }
+  }, 60_000);
+
+  it('a second start on a data dir in use says which process holds it and exits 1; a stale lock is taken over', async () => {
+    const first = await start();
+    try {
+      const second = spawn(process.execPath, ['--import', 'tsx', 'local/main.ts'], {
+        cwd: process.cwd(),
+        env: {
+          ...process.env,
+          PORT: '0',
+          GATEWAY_DATA_DIR: dataDir,
+          GATEWAY_ADMIN_KEY: '',
+          DYNAMODB_ENDPOINT: '',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      second.stdout?.on('data', (d: Buffer) => {
+        out += d;
+      });
+      second.stderr?.on('data', (d: Buffer) => {
+        out += d;
+      });
+      const code = await new Promise<number | null>((r) => second.on('exit', (c: number | null) => r(c)));
+      expect(code).toBe(1);
+      expect(out).toContain(`data dir ${dataDir} is in use by process ${first.child.pid}`);
+      expect(out).not.toContain('ECONNREFUSED');
+    } finally {
+      // Killed without a chance to clean up: its lock file stays behind, naming a process that is gone.
+      first.child.kill('SIGKILL');
+      await first.exited;
+    }
+    const again = await start();
+    try {
+      expect((await fetch(`${again.url}/health`)).status).toBe(200);
+    } finally {
+      again.child.kill('SIGTERM');
+      await again.exited;
     }
   }, 60_000);
 });

@@ -1,10 +1,16 @@
+import { findWord } from '../linear-pattern';
 import type { GuardrailCheck } from '../types';
-import { escapeRegExp, findAll, noOtherFields, oneOf, optionalBoolean, stringList } from './param';
+import { noOtherFields, oneOf, optionalBoolean, stringList } from './param';
 
 const OPERATORS = ['any', 'all', 'none'] as const;
 
+// A word list is a list of words, not of documents: past this length a word is refused when saved.
+const MAX_WORD_LENGTH = 1000;
+
 interface Params {
-  words: Array<{ word: string; pattern: RegExp }>;
+  words: string[];
+  caseSensitive: boolean;
+  wholeWords: boolean;
   operator: (typeof OPERATORS)[number];
 }
 
@@ -16,17 +22,23 @@ export const containsCheck: GuardrailCheck<Params> = {
     noOtherFields(params, ['words', 'operator', 'case_sensitive', 'whole_words'], problems, at);
     const caseSensitive = optionalBoolean(params.case_sensitive, problems, `${at}.case_sensitive`, false);
     const wholeWords = optionalBoolean(params.whole_words, problems, `${at}.whole_words`, true);
-    const words = stringList(params.words, problems, `${at}.words`).map((word) => ({
-      word,
-      pattern: new RegExp(
-        wholeWords ? `(?<![\\p{L}\\p{N}_])${escapeRegExp(word)}(?![\\p{L}\\p{N}_])` : escapeRegExp(word),
-        `gu${caseSensitive ? '' : 'i'}`,
-      ),
-    }));
-    return { words, operator: oneOf(params.operator, OPERATORS, problems, `${at}.operator`, 'none') };
+    const words = stringList(params.words, problems, `${at}.words`);
+    if (words.some((w) => w.length > MAX_WORD_LENGTH)) {
+      problems.push(`${at}.words holds words of at most ${MAX_WORD_LENGTH} characters`);
+    }
+    return {
+      words,
+      caseSensitive,
+      wholeWords,
+      operator: oneOf(params.operator, OPERATORS, problems, `${at}.operator`, 'none'),
+    };
   },
-  run(text, { words, operator }) {
-    const present = words.map((w) => ({ word: w.word, findings: findAll(w.pattern, text, 'WORD') }));
+  run(text, { words, caseSensitive, wholeWords, operator }) {
+    // Plain substring search, not a pattern: linear in the text whatever the words.
+    const present = words.map((word) => ({
+      word,
+      findings: findWord(text, word, caseSensitive, wholeWords).map((s) => ({ ...s, label: 'WORD' })),
+    }));
     const found = present.filter((p) => p.findings.length > 0);
     if (operator === 'none') {
       return found.length === 0

@@ -4,11 +4,66 @@ import { noOtherFields } from './param';
 
 // Each kind: a candidate pattern, then a validator that drops look-alikes (a card number must pass the
 // Luhn check, an IBAN its mod-97 check), so that ordinary numbers are not taken for personal data.
+// Every pattern is linear in the text: repetitions that could overlap are bounded, and emails are found
+// from their `@` outwards rather than by a pattern that would retry every start of a long word.
 
 interface Kind {
   label: string;
   pattern: RegExp;
+  /** Finds candidates itself, where no backtracking pattern can do it in linear time. */
+  find?: (text: string) => Array<{ start: number; end: number }>;
   valid?: (match: string) => boolean;
+}
+
+const LOCAL_PART = /[\p{L}\p{N}._%+-]/u;
+const ASCII_LOCAL = /[A-Za-z0-9._%+-]/;
+
+/** Whether a dot comes before the next space or `@`: a domain needs one, and most `@` in odd text lack it. */
+function dotBeforeBreak(text: string, from: number): boolean {
+  for (let i = from; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 0x2e) return true;
+    if (code === 0x40 || code <= 0x20) return false;
+  }
+  return false;
+}
+
+/** Whether the code point ending just before `end` may be in a local part (ASCII without a regex). */
+function localCharBefore(text: string, end: number, floor: number): number {
+  const code = text.charCodeAt(end - 1);
+  if (code < 0x80) return ASCII_LOCAL.test(text[end - 1] as string) ? 1 : 0;
+  const width = code >= 0xdc00 && code <= 0xdfff && end - 2 >= floor ? 2 : 1;
+  return LOCAL_PART.test(text.slice(end - width, end)) ? width : 0;
+}
+// From just after the `@`: labels, then a dot and a top-level domain of letters.
+const DOMAIN = /[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/uy;
+
+/**
+ * Emails, found from each `@`: the local part is walked back to the previous `@` at most, the domain
+ * matched forward up to the next character no domain holds; each character is read a bounded number of
+ * times, so the whole is linear however the text is made.
+ */
+export function findEmails(text: string): Array<{ start: number; end: number }> {
+  const found: Array<{ start: number; end: number }> = [];
+  let floor = 0;
+  for (let at = text.indexOf('@'); at !== -1; at = text.indexOf('@', at + 1)) {
+    let start = at;
+    while (start > floor) {
+      const width = localCharBefore(text, start, floor);
+      if (width === 0) break;
+      start -= width;
+    }
+    floor = at + 1;
+    if (start === at || !dotBeforeBreak(text, at + 1)) continue;
+    DOMAIN.lastIndex = at + 1;
+    const domain = DOMAIN.exec(text);
+    if (!domain) continue;
+    const end = DOMAIN.lastIndex;
+    found.push({ start, end });
+    floor = end;
+    at = end - 1;
+  }
+  return found;
 }
 
 const digits = (s: string) => s.replace(/\D/g, '');
@@ -44,10 +99,11 @@ export function ibanValid(candidate: string): boolean {
 const DNI_LETTERS = 'TRWAGMYFPDXBNJZSQVHLCKE';
 
 export const PII_KINDS: Record<string, Kind> = {
-  email: { label: 'EMAIL', pattern: /[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/gu },
+  email: { label: 'EMAIL', pattern: /$^/g, find: findEmails },
   phone: {
     label: 'PHONE',
-    pattern: /(?<![\w+])\+?\(?\d[\d\s().-]{6,}\d(?!\w)/g,
+    // At most 15 digits with their separators: bounded, so a long run of digits and spaces stays linear.
+    pattern: /(?<![\w+])\+?\(?\d[\d\s().-]{6,30}\d(?!\w)/g,
     valid: (m) => {
       const n = digits(m).length;
       return n >= 8 && n <= 15 && !/^\d{4}-\d{2}-\d{2}$/.test(m.trim());
@@ -82,6 +138,10 @@ export const PII_KINDS: Record<string, Kind> = {
 export function findPii(text: string, kinds: Kind[]): Finding[] {
   const findings: Finding[] = [];
   for (const kind of kinds) {
+    if (kind.find) {
+      for (const span of kind.find(text)) findings.push({ ...span, label: kind.label });
+      continue;
+    }
     kind.pattern.lastIndex = 0;
     for (let m = kind.pattern.exec(text); m; m = kind.pattern.exec(text)) {
       if (kind.valid && !kind.valid(m[0])) continue;

@@ -268,7 +268,8 @@ export class AnthropicStream implements StreamTranslator {
         const e = isObject(data.error) ? data.error : {};
         const errType = typeof e.type === 'string' ? e.type : 'api_error';
         this.failure = providerFailure(
-          STATUS_OF_TYPE[errType] ?? 500,
+          // An error type Anthropic does not document has no status of its own: 502, as for any bad upstream.
+          (Object.hasOwn(STATUS_OF_TYPE, errType) ? STATUS_OF_TYPE[errType] : undefined) ?? 502,
           typeof e.message === 'string' ? e.message : 'Anthropic reported an error in the stream.',
           errType,
           errType,

@@ -230,7 +230,8 @@ export class ConverseStream implements StreamTranslator {
     if (ev.exception) {
       const name = ev.event ?? 'internalServerException';
       this.failure = providerFailure(
-        STATUS_OF_EXCEPTION[name] ?? 500,
+        // An exception Bedrock does not document has no status of its own: 502, as for any bad upstream.
+        (Object.hasOwn(STATUS_OF_EXCEPTION, name) ? STATUS_OF_EXCEPTION[name] : undefined) ?? 502,
         typeof d.message === 'string' ? d.message : `Bedrock reported ${name} in the stream.`,
         undefined,
         name,

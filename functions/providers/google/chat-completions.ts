@@ -266,7 +266,9 @@ export class GeminiStream implements StreamTranslator {
     const data = tryParse(ev.data);
     if (!isObject(data)) return [];
     if (isObject(data.error)) {
-      const status = numberOr(data.error.code) ?? 500;
+      // A status Gemini gives is kept; without one the failure is the gateway's 502 for a bad upstream.
+      const code = numberOr(data.error.code);
+      const status = code !== undefined && code >= 400 && code <= 599 ? code : 502;
       this.failure = geminiError(status, data, ev.data);
       return [];
     }

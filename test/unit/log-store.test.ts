@@ -1,0 +1,120 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { LogEntry } from '../../functions/gateway/usage-log';
+import { ALL_TABLES } from '../../functions/store/tables';
+
+// The log writer, on a mocked DynamoDB: what it writes for entries of every size, and what it does
+// when a write fails. Blobs go to files under a temporary data dir.
+
+const dataDir = mkdtempSync(join(tmpdir(), 'gateway-logstore-'));
+const db = mockClient(DynamoDBDocumentClient);
+let LogStore: typeof import('../../functions/store/log-store').LogStore;
+
+beforeAll(async () => {
+  process.env.GATEWAY_DATA_DIR = dataDir;
+  for (const def of ALL_TABLES) process.env[def.envVar] ??= `test-${def.id}`;
+  ({ LogStore } = await import('../../functions/store/log-store'));
+});
+afterAll(() => {
+  db.restore();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+beforeEach(() => db.reset());
+
+function entry(overrides: Partial<LogEntry> = {}): LogEntry {
+  return {
+    id: '01JABCDEFGHJKMNPQRSTVWXYZ0',
+    trace_id: 't',
+    timestamp: new Date(0).toISOString(),
+    organisation_id: 'org_1',
+    workspace: 'default',
+    auth: { type: 'api_key', key_id: 'key_1' },
+    user: null,
+    metadata: {},
+    operation: 'chat.completions',
+    provider: 'openai',
+    model: 'gpt-4o',
+    virtual_key: null,
+    status: 200,
+    stream: false,
+    latency_ms: 1,
+    upstream_latency_ms: 1,
+    first_chunk_ms: null,
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    cost: 0.001,
+    request: { messages: [] },
+    response: { choices: [] },
+    error: null,
+    attempts: [],
+    ...overrides,
+  };
+}
+
+const written = () => db.commandCalls(PutCommand).map((c) => c.args[0].input.Item as Record<string, unknown>);
+const bytes = (item: unknown) => Buffer.byteLength(JSON.stringify(item));
+
+describe('the log writer', () => {
+  it('keeps a small entry whole in the item', async () => {
+    db.on(PutCommand).resolves({});
+    await new LogStore().put(entry());
+    const [item] = written();
+    expect(item).toMatchObject({ model: 'gpt-4o', request_json: '{"messages":[]}' });
+    expect(item?.body_ref).toBeUndefined();
+  });
+
+  it('measures UTF-8 bytes: 150,000 three-byte characters go to the blob store', async () => {
+    db.on(PutCommand).resolves({});
+    await new LogStore().put(entry({ response: { text: '€'.repeat(150_000) } }));
+    const [item] = written();
+    expect(item?.body_ref).toBe('logs/org_1/01JABCDEFGHJKMNPQRSTVWXYZ0.json');
+    expect(item?.response_json).toBeUndefined();
+    expect(bytes(item)).toBeLessThan(10_000);
+  });
+
+  it('moves a huge model, user, metadata and error out too, keeping a prefix in the item', async () => {
+    db.on(PutCommand).resolves({});
+    const big = 'ü'.repeat(200_000);
+    await new LogStore().put(
+      entry({
+        model: big,
+        user: big,
+        metadata: { team: big },
+        error: { message: big, type: 'x', code: null, origin: 'provider' },
+      }),
+    );
+    const [item] = written();
+    expect(bytes(item)).toBeLessThan(10_000);
+    expect(String(item?.model)).toHaveLength(256);
+    const blob = JSON.parse(readFileSync(join(dataDir, 'blobs', item?.body_ref as string), 'utf8'));
+    expect(blob.fields.model).toBe(big);
+    expect(blob.fields.metadata.team).toBe(big);
+  });
+
+  it('retries a failed write, then writes a minimal entry so the ledger misses nothing', async () => {
+    db.on(PutCommand)
+      .rejectsOnce(new Error('Item size has exceeded the maximum allowed size'))
+      .rejectsOnce(new Error('Item size has exceeded the maximum allowed size'))
+      .resolves({});
+    await new LogStore().put(entry({ cost: Number.NaN, metadata: { a: 'b' } }));
+    const items = written();
+    expect(items).toHaveLength(3);
+    expect(items[2]).toMatchObject({
+      id: '01JABCDEFGHJKMNPQRSTVWXYZ0',
+      status: 200,
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      cost: null,
+      metadata: {},
+    });
+    expect(items[2]?.request_json).toBeUndefined();
+  });
+
+  it('throws only when even the minimal entry cannot be written', async () => {
+    db.on(PutCommand).rejects(new Error('table is gone'));
+    await expect(new LogStore().put(entry())).rejects.toThrow(/could not be written/);
+    expect(written()).toHaveLength(3);
+  });
+});
