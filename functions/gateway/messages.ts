@@ -88,6 +88,7 @@ export async function messages(event: HttpEvent, state: RequestState): Promise<H
   const model = body.model as string;
   const { chat, unsupported } = toChatRequest(body);
   let servedNatively = false;
+  let guard: Promise<RequestGuard | undefined> | undefined;
 
   const native: NativeRoute = {
     serves(target) {
@@ -101,7 +102,14 @@ export async function messages(event: HttpEvent, state: RequestState): Promise<H
       }
       return false;
     },
-    attempt(target, upstreamModel) {
+    async attempt(target, upstreamModel) {
+      // The chat pipeline checked the translated text (a deny has already refused); a redaction must
+      // also rewrite the Anthropic body sent natively, once, whichever attempt comes first.
+      guard ??= RequestGuard.forRequest(state, model).then(async (g) => {
+        await g?.checkInput(anthropicSlots(body));
+        return g;
+      });
+      await guard;
       const upstreamBody: Json = { ...body, model: upstreamModel, ...target.overrideParams };
       log.model = String(upstreamBody.model ?? model);
       log.request = body;
@@ -109,8 +117,8 @@ export async function messages(event: HttpEvent, state: RequestState): Promise<H
     },
     async reply(target, success) {
       servedNatively = true;
-      const guard = await RequestGuard.forRequest(state, model);
-      if (success.replyText !== undefined) return nativeReply(log, target, success, guard);
+      const checks = await guard;
+      if (success.replyText !== undefined) return nativeReply(log, target, success, checks);
       return {
         statusCode: 200,
         headers: {
@@ -123,7 +131,7 @@ export async function messages(event: HttpEvent, state: RequestState): Promise<H
           target,
           log,
           success.sentAt,
-          guard?.checksOutput ? guard.watchStream() : undefined,
+          checks?.checksOutput ? checks.watchStream() : undefined,
         ),
       };
     },
@@ -138,6 +146,32 @@ export async function messages(event: HttpEvent, state: RequestState): Promise<H
         ? JSON.stringify(toAnthropicMessage(tryJson(result.body), model))
         : anthropicStreamOf(result.body, model),
   };
+}
+
+const slot = (holder: Json, key: string): TextSlot => ({
+  get: () => holder[key] as string,
+  set: (t) => {
+    holder[key] = t;
+  },
+});
+
+/** The text of an Anthropic request (system, text blocks, tool results), for the input guardrails. */
+function anthropicSlots(body: Json): TextSlot[] {
+  const slots: TextSlot[] = [];
+  const add = (holder: Json, key: string) => {
+    const v = holder[key];
+    if (typeof v === 'string') slots.push(slot(holder, key));
+    else if (Array.isArray(v)) {
+      for (const b of v) {
+        if (!isObject(b)) continue;
+        if (b.type === 'text' && typeof b.text === 'string') slots.push(slot(b, 'text'));
+        else if (b.type === 'tool_result') add(b, 'content');
+      }
+    }
+  };
+  add(body, 'system');
+  for (const m of Array.isArray(body.messages) ? body.messages : []) if (isObject(m)) add(m, 'content');
+  return slots;
 }
 
 /** A whole native reply: logged with its usage and cost, checked by the output guardrails, sent as is. */
@@ -159,12 +193,7 @@ async function nativeReply(
   recordUsage(log, target, readUsage(chat?.usage), model);
   const slots: TextSlot[] = (Array.isArray(reply.content) ? reply.content : [])
     .filter((b): b is Json => isObject(b) && b.type === 'text' && typeof b.text === 'string')
-    .map((b) => ({
-      get: () => b.text as string,
-      set: (t: string) => {
-        b.text = t;
-      },
-    }));
+    .map((b) => slot(b, 'text'));
   const redacted = (await guard?.checkOutput(slots)) ?? false;
   return {
     statusCode: success.status,

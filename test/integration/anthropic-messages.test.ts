@@ -479,6 +479,49 @@ describe('natively to Anthropic', () => {
     expect(String((error as Error).message)).toContain('ended the stream before it was complete');
   });
 
+  it('applies the guardrails: input redaction rewrites the native body, an output deny ends the stream', async () => {
+    const guarded = (config: Record<string, unknown>) =>
+      claude(
+        {
+          'x-gateway-api-key': ADMIN_KEY,
+          'x-gateway-config': JSON.stringify({
+            provider: 'anthropic',
+            custom_host: `${anthropic.url}/v1`,
+            ...config,
+          }),
+        },
+        { apiKey: 'sk-ant-key' },
+      );
+    const { response } = await guarded({ input_guardrails: [{ type: 'pii', action: 'redact' }] })
+      .messages.create({
+        model: 'claude-sonnet-4-6',
+        max_tokens: 100,
+        system: 'Card 4111 1111 1111 1111 in the system.',
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'Card 4111 1111 1111 1111' }] }],
+      })
+      .withResponse();
+    const sent = anthropic.requests[0]?.body;
+    expect(sent.system).toBe('Card [REDACTED_CREDIT_CARD] in the system.');
+    expect(sent.messages[0].content).toEqual([{ type: 'text', text: 'Card [REDACTED_CREDIT_CARD]' }]);
+    const log = await waitForLog(gw, response.headers.get('x-gateway-request-id') as string);
+    expect(JSON.stringify(log.request)).not.toContain('4111');
+
+    const stream = guarded({
+      output_guardrails: [{ type: 'contains', words: ['hello'], action: 'deny' }],
+    }).messages.stream({
+      model: 'claude-sonnet-4-6',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'Say hello' }],
+    });
+    let text = '';
+    stream.on('text', (t) => {
+      text += t;
+    });
+    const error = await stream.finalMessage().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Anthropic.APIError);
+    expect(text).not.toContain('hello');
+  });
+
   it('counts tokens natively', async () => {
     anthropic.use((req, res) =>
       req.path === '/v1/messages/count_tokens'
