@@ -206,13 +206,17 @@ export function responsesUsage(value: unknown): Usage | null {
   };
 }
 
-/** An SSE error event both as the Responses API writes one and as the OpenAI SDKs raise it. */
-function responsesErrorEvent(error: GatewayError): string {
+/**
+ * An SSE error event both as the Responses API writes one and as the OpenAI SDKs raise it, numbered
+ * after the last event relayed, as every Responses stream event is.
+ */
+function responsesErrorEvent(error: GatewayError, sequenceNumber: number): string {
   const body = {
     type: 'error',
     code: error.code,
     message: error.message,
     param: error.param,
+    sequence_number: sequenceNumber,
     ...error.toBody(),
   };
   return `event: error\ndata: ${JSON.stringify(body)}\n\n`;
@@ -288,6 +292,7 @@ async function* relayResponseEvents(
   let text = '';
   let ended = false;
   let failure: GatewayError | undefined;
+  let sequence = -1;
 
   const read = (events: ReturnType<SseParser['push']>): string => {
     let out = '';
@@ -296,6 +301,7 @@ async function* relayResponseEvents(
       if (ev.data === undefined) continue;
       const data = tryJson(ev.data);
       if (!isObject(data)) continue;
+      if (typeof data.sequence_number === 'number') sequence = data.sequence_number;
       const type = typeof data.type === 'string' ? data.type : ev.event;
       if (type === 'response.output_text.delta' && typeof data.delta === 'string') text += data.delta;
       if (type && TERMINAL.has(type)) {
@@ -322,7 +328,7 @@ async function* relayResponseEvents(
       const denied = await watch?.check(text, ended);
       if (denied) {
         failure = denied;
-        yield responsesErrorEvent(denied);
+        yield responsesErrorEvent(denied, sequence + 1);
         return;
       }
       if (out) yield out;
@@ -334,12 +340,12 @@ async function* relayResponseEvents(
     }
     if (!ended) {
       failure = streamTruncated();
-      yield responsesErrorEvent(failure);
+      yield responsesErrorEvent(failure, sequence + 1);
     }
   } catch (error) {
     if (!(error instanceof ClientGoneError)) {
       failure = streamFailed(error);
-      yield responsesErrorEvent(failure);
+      yield responsesErrorEvent(failure, sequence + 1);
     }
   } finally {
     log.upstreamLatencyMs = performance.now() - sentAt;
