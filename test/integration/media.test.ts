@@ -173,7 +173,10 @@ describe('audio', () => {
   it.each([
     ['text', 'Hello in English.\n'],
     ['srt', '1\n00:00:00,000 --> 00:00:01,500\nHello\n\n2\n00:00:01,500 --> 00:00:03,250\nin English.\n\n'],
-    ['vtt', 'WEBVTT\n\n00:00:00.000 --> 00:00:01.500\nHello\n\n00:00:01.500 --> 00:00:03.250\nin English.\n\n'],
+    [
+      'vtt',
+      'WEBVTT\n\n00:00:00.000 --> 00:00:01.500\nHello\n\n00:00:01.500 --> 00:00:03.250\nin English.\n\n',
+    ],
   ] as const)(
     'translates in the %s format the client asked for, priced by duration',
     async (format, text) => {

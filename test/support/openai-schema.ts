@@ -13,6 +13,7 @@ export type OpenAISchemaName =
   | 'CreateChatCompletionStreamResponse'
   | 'ErrorResponse'
   | 'ListModelsResponse'
+  | 'Model'
   | 'ResponseErrorEvent'
   | 'CreateTranslationResponseJson';
 
