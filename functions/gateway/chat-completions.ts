@@ -186,7 +186,7 @@ export interface NativeRoute {
   reply(target: ResolvedTarget, success: CallSuccess): Promise<HttpResult>;
 }
 /** The upstream call: the body as is for the OpenAI wire format, or the provider's translation. */
-async function buildCall(
+export async function buildCall(
   target: ResolvedTarget,
   translation: ChatTranslation | undefined,
   upstreamBody: Json,
@@ -328,7 +328,7 @@ async function* sendChecked(
  * OpenAI chunks, written as soon as the event is complete. Ends with `[DONE]`, or an SSE `error` event
  * when the provider reports an error or the stream is cut.
  */
-async function* translateStream(
+export async function* translateStream(
   upstream: UpstreamResponse,
   target: ResolvedTarget,
   translation: ChatTranslation,

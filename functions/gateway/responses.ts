@@ -19,6 +19,7 @@ import {
 } from './model-call';
 import { passthroughOperations } from './passthrough';
 import { bodyText, jsonBody } from './request-body';
+import { responsesChatAttempt, responsesChatReply, servedThroughChat } from './responses-chat';
 import { SseParser } from './sse';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
@@ -237,6 +238,8 @@ export async function responsesCreate(event: HttpEvent, state: RequestState): Pr
   await guard?.checkInput(responsesInputSlots(body));
 
   const attempt = (target: ResolvedTarget, model: string | undefined): Promise<CallSuccess> => {
+    // Providers without a Responses API of their own are served through their chat translation.
+    if (target.provider.chat) return responsesChatAttempt(state, body, target, model, stream);
     const upstreamBody: Json = { ...body, model, ...target.overrideParams };
     if (typeof upstreamBody.model === 'string') log.model = upstreamBody.model;
     return exchange(state, target, {
@@ -249,6 +252,7 @@ export async function responsesCreate(event: HttpEvent, state: RequestState): Pr
     });
   };
   const { target, success } = await routeModelCall(state, body.model as string, attempt);
+  if (servedThroughChat(success)) return responsesChatReply(state, body, target, success, guard);
 
   if (success.replyText !== undefined) {
     const reply = success.reply as Json;
