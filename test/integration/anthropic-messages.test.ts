@@ -634,6 +634,52 @@ describe('translated to OpenAI and OpenAI-compatible servers', () => {
   });
 });
 
+describe('translated to Azure OpenAI and an OpenAI-compatible provider', () => {
+  it('Azure OpenAI: the deployment URL, streamed and not', async () => {
+    const client = claude({
+      'x-gateway-config': JSON.stringify({
+        provider: 'azure-openai',
+        api_key: 'azure-key',
+        custom_host: openai.url.replace(/\/v1$/, ''),
+        deployment_id: 'prod-gpt4o',
+        api_version: '2024-10-21',
+      }),
+    });
+    const ask = { model: 'gpt-4o', max_tokens: 20, messages: [{ role: 'user' as const, content: 'Hi' }] };
+    expect((await client.messages.create(ask)).content).toEqual([{ type: 'text', text: 'Echo: Hi' }]);
+    expect((await client.messages.stream(ask).finalMessage()).content).toEqual([
+      { type: 'text', text: 'Echo: Hi' },
+    ]);
+    expect(openai.requests[0]?.path).toBe(
+      '/openai/deployments/prod-gpt4o/chat/completions?api-version=2024-10-21',
+    );
+    expect(openai.requests[0]?.headers['api-key']).toBe('azure-key');
+  });
+
+  it('groq through a virtual key, with the gateway key in x-api-key (ANTHROPIC_API_KEY)', async () => {
+    const created = await gw.api('POST', '/virtual-keys', {
+      name: 'groq',
+      slug: 'groq-anthropic-ingress',
+      provider: 'groq',
+      key: 'gsk-groq',
+      custom_host: openai.url,
+    });
+    expect(created.status).toBe(201);
+    const client = claude({ 'x-gateway-provider': '@groq-anthropic-ingress' }, { apiKey: ADMIN_KEY });
+    const { data, response } = await client.messages
+      .create({
+        model: 'llama-3.3-70b-versatile',
+        max_tokens: 20,
+        messages: [{ role: 'user', content: 'Hi' }],
+      })
+      .withResponse();
+    expect(data.content).toEqual([{ type: 'text', text: 'Echo: Hi' }]);
+    expect(openai.requests[0]?.headers.authorization).toBe('Bearer gsk-groq');
+    const log = await waitForLog(gw, response.headers.get('x-gateway-request-id') as string);
+    expect(log).toMatchObject({ provider: 'groq', virtual_key: 'groq-anthropic-ingress' });
+  });
+});
+
 describe('gateway errors in Anthropic shape', () => {
   it('401 for a bad key, as an AuthenticationError', async () => {
     const error = await claude({ 'x-gateway-provider': 'google' }, { authToken: 'gwk_wrong' })

@@ -6,7 +6,7 @@ import { isObject, type Json, numberOr } from './openai-shapes';
 
 const randomId = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 12)}`;
 
-function contentParts(content: unknown, at: string): Json[] | string {
+function contentParts(content: unknown, at: string, provider: string): Json[] | string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   const parts: Json[] = [];
@@ -27,7 +27,7 @@ function contentParts(content: unknown, at: string): Json[] | string {
       });
     } else {
       throw badRequest(
-        `${where}: content of type "${String(p.type).slice(0, 40)}"${p.type === 'input_image' ? ' by file_id' : ''} needs OpenAI's Responses API.`,
+        `${where}: content of type "${String(p.type).slice(0, 40)}"${p.type === 'input_image' ? ' by file_id' : ''} needs OpenAI's Responses API; provider "${provider}" cannot take it.`,
         where,
         'unsupported_content',
       );
@@ -67,7 +67,7 @@ export function responsesToChat(body: Json, provider: string): Json {
     const type = item.type ?? 'message';
     if (type === 'message') {
       const role = item.role === 'developer' ? 'system' : String(item.role);
-      messages.push({ role, content: contentParts(item.content, at) });
+      messages.push({ role, content: contentParts(item.content, at, provider) });
     } else if (type === 'function_call') {
       const call = {
         id: String(item.call_id ?? ''),
