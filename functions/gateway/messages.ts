@@ -55,6 +55,9 @@ function anthropicHeaders(headers: Record<string, string>): Record<string, strin
   return out;
 }
 
+/** The query string, passed on to Anthropic as sent (the SDKs' beta calls add `?beta=true`). */
+const query = (event: HttpEvent) => (event.rawQueryString ? `?${event.rawQueryString}` : '');
+
 /** The native Anthropic call of `path` (`/messages` or `/messages/count_tokens`). */
 function nativeCall(
   state: RequestState,
@@ -113,7 +116,7 @@ export async function messages(event: HttpEvent, state: RequestState): Promise<H
       const upstreamBody: Json = { ...body, model: upstreamModel, ...target.overrideParams };
       log.model = String(upstreamBody.model ?? model);
       log.request = body;
-      return nativeCall(state, target, '/messages', upstreamBody, stream);
+      return nativeCall(state, target, `/messages${query(event)}`, upstreamBody, stream);
     },
     async reply(target, success) {
       servedNatively = true;
@@ -328,7 +331,7 @@ export async function countTokens(event: HttpEvent, state: RequestState): Promis
   const { success } = await routeModelCall<Counted>(state, body.model as string, async (target, model) => {
     log.model = model ?? log.model;
     if (target.provider.name !== NATIVE_PROVIDER) return { status: 200, estimate: estimateInputTokens(body) };
-    return nativeCall(state, target, '/messages/count_tokens', { ...body, model }, false);
+    return nativeCall(state, target, `/messages/count_tokens${query(event)}`, { ...body, model }, false);
   });
   if ('estimate' in success) {
     const reply = { input_tokens: success.estimate };

@@ -326,16 +326,17 @@ describe('a recorded Claude Code request', () => {
       },
       { apiKey: 'sk-ant-passthrough' },
     )
-      .messages.create(body)
+      // Claude Code's SDK marks its beta calls with `?beta=true`.
+      .beta.messages.create(body, { query: { beta: true } })
       .withResponse();
-    const events: RawMessageStreamEvent[] = [];
+    const events: unknown[] = [];
     for await (const e of data) events.push(e);
     // What the fake sent, in its order (the SDK keeps pings to itself).
     const fake = anthropic.requests[0] as Parameters<typeof plan>[0];
     const sentEvents = streamEvents(fake, plan(fake)).map((e) => JSON.parse(e.split('data: ')[1] as string));
     expect(events).toEqual(sentEvents.filter((e) => e.type !== 'ping'));
     const sent = anthropic.requests[0];
-    expect(sent?.path).toBe('/v1/messages');
+    expect(sent?.path).toBe('/v1/messages?beta=true');
     expect(sent?.body).toEqual(body);
     expect(sent?.headers['anthropic-beta']).toBe('claude-code-20250219,interleaved-thinking-2025-05-14');
     expect(sent?.headers['anthropic-version']).toBe('2023-01-01');
