@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic } from '../support/fake-anthropic';
 import { startFakeBedrock } from '../support/fake-bedrock';
 import { startFakeGoogle } from '../support/fake-google';
-import { type FakeUpstream, type Handler, sendJson } from '../support/fake-upstream';
+import { type FakeUpstream, type Handler, sendJson, startFakeUpstream } from '../support/fake-upstream';
 import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
 import { schemaErrors } from '../support/openai-schema';
 
@@ -13,6 +13,7 @@ let gw: TestGateway;
 let anthropic: FakeUpstream;
 let bedrock: FakeUpstream;
 let google: FakeUpstream;
+let azure: FakeUpstream;
 
 const anthropicModel = {
   type: 'model',
@@ -52,6 +53,18 @@ const geminiListing: Handler = (req, res) =>
   req.path.startsWith('/v1beta/models/')
     ? sendJson(res, 200, geminiModel)
     : sendJson(res, 200, { models: [geminiModel], nextPageToken: 'next' });
+const azureModel = {
+  id: 'gpt-4o-2024-08-06',
+  object: 'model',
+  created_at: 1722902400,
+  status: 'succeeded',
+  capabilities: { chat_completion: true },
+  lifecycle_status: 'generally-available',
+};
+const azureListing: Handler = (req, res) =>
+  req.path.startsWith('/openai/models/')
+    ? sendJson(res, 200, azureModel)
+    : sendJson(res, 200, { object: 'list', data: [azureModel] });
 const bedrockListing: Handler = (req, res) =>
   req.path.startsWith('/foundation-models/')
     ? sendJson(res, 200, { modelDetails: bedrockModel })
@@ -66,11 +79,12 @@ beforeAll(async () => {
   anthropic.use(anthropicListing);
   google.use(geminiListing);
   bedrock.use(bedrockListing);
+  azure = await startFakeUpstream(azureListing);
   gw = await startTestGateway();
 });
 afterAll(async () => {
   await gw?.stop();
-  await Promise.all([anthropic?.close(), bedrock?.close(), google?.close()]);
+  await Promise.all([anthropic?.close(), bedrock?.close(), google?.close(), azure?.close()]);
 });
 
 const AWS_KEYS = JSON.stringify({ access_key_id: 'AKIDEXAMPLE', secret_access_key: 'wJalrXUtnFEMI/K7MDENG' });
@@ -114,6 +128,23 @@ const cases = [
       expect(String(h.authorization)).toMatch(
         /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d+\/eu-west-1\/bedrock\//,
       ),
+  },
+  {
+    provider: 'azure-openai',
+    fake: () => azure,
+    headers: () => ({
+      'x-gateway-config': JSON.stringify({
+        provider: 'azure-openai',
+        custom_host: azure.url,
+        api_version: '2024-10-21',
+      }),
+    }),
+    model: { id: 'gpt-4o-2024-08-06', object: 'model', created: 1722902400, owned_by: 'azure-openai' },
+    paths: [
+      '/openai/models?api-version=2024-10-21',
+      '/openai/models/gpt-4o-2024-08-06?api-version=2024-10-21',
+    ],
+    auth: (h: Record<string, unknown>) => expect(h['api-key']).toBe('sk-provider-key'),
   },
 ];
 
