@@ -270,7 +270,7 @@ async function* relayAnthropic(
   }
 }
 
-/** Anthropic's error types for the OpenAI types the gateway's stream `error` events carry. */
+/** Statuses of the OpenAI error types the chat pipeline's stream `error` events carry, for Anthropic's types. */
 const STREAM_ERROR_STATUS: Record<string, number> = {
   invalid_request_error: 400,
   authentication_error: 401,

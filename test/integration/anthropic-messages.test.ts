@@ -610,6 +610,52 @@ describe('translated to OpenAI and OpenAI-compatible servers', () => {
     expect(final).toMatchObject({ stop_reason: 'tool_use', usage: { input_tokens: 11, output_tokens: 6 } });
   });
 
+  it('sends base64 and URL images as image_url parts, and tool results as tool messages', async () => {
+    await client().messages.create({
+      model: 'gpt-4.1-mini',
+      max_tokens: 50,
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 'call_9', name: 'get_weather', input: { city: 'Paris' } }],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'call_9', content: 'Sunny', is_error: false },
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
+            { type: 'image', source: { type: 'url', url: 'https://example.com/cat.png' } },
+            { type: 'text', text: 'And these?' },
+          ],
+        },
+      ],
+    });
+    expect(openai.requests[0]?.body.messages).toEqual([
+      { role: 'user', content: 'Weather?' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_9',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_9', content: 'Sunny' },
+      {
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
+          { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
+          { type: 'text', text: 'And these?' },
+        ],
+      },
+    ]);
+  });
+
   it('ends a stream the provider cuts with an Anthropic error event', async () => {
     openai.use((req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
