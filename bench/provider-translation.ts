@@ -1,9 +1,11 @@
 // `npx tsx bench/provider-translation.ts`: the cost of translating one provider stream chunk into an
-// OpenAI chunk (decoding included: SSE for Anthropic, the binary event stream for Bedrock), and the
-// bundle size each adapter adds to the chat function. Figures vary with the machine.
+// OpenAI chunk (decoding included: SSE for Anthropic, the binary event stream for Bedrock), the cost
+// of one chat chunk turned into Anthropic's events on /v1/messages, and the bundle size each adapter
+// adds to the chat function. Figures vary with the machine.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { anthropicStreamOf } from '../functions/gateway/messages';
 import { anthropic } from '../functions/providers/anthropic/api';
 import { bedrock } from '../functions/providers/bedrock/api';
 import type { ChatContext, ProviderAdapter } from '../functions/providers/types';
@@ -80,6 +82,73 @@ function perChunk(adapter: ProviderAdapter, bytes: Buffer): number {
   return times[Math.floor(times.length / 2)] as number;
 }
 
+/** The chat stream the pipeline writes: text chunks, a tool call in pieces, finish, usage, [DONE]. */
+function chatStream(): string[] {
+  const data = (v: unknown) => `data: ${JSON.stringify(v)}\n\n`;
+  const c = (delta: unknown, finish: string | null = null) =>
+    data({
+      id: 'chatcmpl-1',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
+  const parts = [c({ role: 'assistant', content: '' })];
+  for (let i = 0; i < CHUNKS - 4; i++) parts.push(c({ content: 'word ' }));
+  parts.push(
+    c({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '' } }] }),
+  );
+  parts.push(c({ tool_calls: [{ index: 0, function: { arguments: '{"city":"Paris"}' } }] }));
+  parts.push(c({}, 'tool_calls'));
+  parts.push(
+    data({
+      id: 'chatcmpl-1',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'm',
+      choices: [],
+      usage: { prompt_tokens: 10, completion_tokens: CHUNKS },
+    }),
+  );
+  parts.push('data: [DONE]\n\n');
+  // The pipeline writes a batch per upstream read: about 4 KB.
+  const batches: string[] = [];
+  let batch = '';
+  for (const p of parts) {
+    batch += p;
+    if (batch.length >= 4096) {
+      batches.push(batch);
+      batch = '';
+    }
+  }
+  if (batch) batches.push(batch);
+  return batches;
+}
+
+/** Microseconds per chat chunk turned into Anthropic's events (/v1/messages on a translated route). */
+async function perAnthropicEvent(batches: string[]): Promise<number> {
+  const run = async () => {
+    let out = 0;
+    for await (const piece of anthropicStreamOf(
+      (async function* () {
+        yield* batches;
+      })(),
+      'm',
+    ))
+      out += piece.length;
+    return out;
+  };
+  for (let i = 0; i < 5; i++) await run();
+  const times: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const t0 = performance.now();
+    await run();
+    times.push(((performance.now() - t0) * 1000) / (CHUNKS + 2));
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)] as number;
+}
+
 /** Bytes of the chat bundle that come from each provider folder, from esbuild's metafile. */
 async function bundleShare(): Promise<Record<string, number>> {
   const opts = esbuildOptions(
@@ -108,6 +177,9 @@ async function main() {
   console.log(`per-chunk translation (median of ${ROUNDS} runs of ${CHUNKS} chunks, target < 20 µs)`);
   console.log(`  anthropic  ${a.toFixed(2)} µs/chunk`);
   console.log(`  bedrock    ${b.toFixed(2)} µs/chunk`);
+  const m = await perAnthropicEvent(chatStream());
+  console.log(`anthropic-format stream on /v1/messages (chat chunk -> Anthropic events, target < 20 µs)`);
+  console.log(`  messages   ${m.toFixed(2)} µs/event`);
   const shares = await bundleShare();
   console.log('chat bundle bytes by provider folder (minified, in the output)');
   for (const [k, v] of Object.entries(shares)) console.log(`  ${k.padEnd(52)} ${(v / 1024).toFixed(1)} KB`);

@@ -41,7 +41,7 @@ export const FUNCTION_GROUPS = {
     entry: 'functions/handlers/chat.ts',
     memoryMb: 1024,
     timeoutSeconds: 900,
-    description: 'Model operations: chat completions',
+    description: 'Model operations: chat completions, Anthropic messages',
   },
   control: {
     entry: 'functions/handlers/control.ts',
@@ -148,6 +148,9 @@ export const OPERATIONS: readonly Operation[] = [
     access: scope('completions.write'),
     logged: true,
   },
+  // Anthropic's Messages API, for Claude Code and the Anthropic SDKs (base URL: the gateway root).
+  model('chat', 'messages.create', 'POST /v1/messages'),
+  model('chat', 'messages.count_tokens', 'POST /v1/messages/count_tokens'),
 
   {
     name: 'organisation.get',

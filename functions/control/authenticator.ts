@@ -48,7 +48,7 @@ export class Authenticator {
     private readonly audit = new AuditLog(),
   ) {}
 
-  /** The key from `x-gateway-api-key`, else from `Authorization: Bearer` (then it is not the provider's). */
+  /** The key from `x-gateway-api-key`, else `Authorization: Bearer`, else `x-api-key` (then it is not the provider's). */
   static presentedKey(
     headers: Record<string, string>,
   ): { key: string; fromAuthorization: boolean } | undefined {
@@ -56,7 +56,10 @@ export class Authenticator {
     if (header !== undefined) return { key: header, fromAuthorization: false };
     const auth = headers.authorization;
     const m = auth ? /^Bearer\s+(.+)$/i.exec(auth) : null;
-    return m?.[1] ? { key: m[1].trim(), fromAuthorization: true } : undefined;
+    if (m?.[1]) return { key: m[1].trim(), fromAuthorization: true };
+    // Anthropic's SDKs (and Claude Code with ANTHROPIC_API_KEY) send their key in x-api-key.
+    const apiKey = headers['x-api-key']?.trim();
+    return apiKey ? { key: apiKey, fromAuthorization: true } : undefined;
   }
 
   /** The single entry point: an API key or a JWT (told apart by shape) to a principal, or a 401. */
@@ -64,7 +67,7 @@ export class Authenticator {
     const presented = Authenticator.presentedKey(headers);
     if (!presented || presented.key === '') {
       throw unauthorized(
-        'Missing gateway API key: send it in x-gateway-api-key or as Authorization: Bearer.',
+        'Missing gateway API key: send it in x-gateway-api-key, as Authorization: Bearer, or in x-api-key.',
       );
     }
     if (/^Bearer\s/i.test(presented.key) && !presented.fromAuthorization) {

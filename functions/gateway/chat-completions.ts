@@ -75,6 +75,7 @@ export async function runChatCompletion(
   body: Record<string, unknown>,
   state: RequestState,
   options: RouteOptions = {},
+  native?: NativeRoute,
 ): Promise<HttpResult> {
   const log = state.log as UsageLogDraft;
   log.request = body;
@@ -94,6 +95,10 @@ export async function runChatCompletion(
     (body.stream_options as { include_usage?: unknown }).include_usage === true;
 
   const attempt = async (target: ResolvedTarget, model: string | undefined): Promise<ChatSuccess> => {
+    if (native?.serves(target)) {
+      const own = await native.attempt(target, model);
+      return { ...own, native: true, context: { model: '', stream, baseUrl: target.baseUrl, target } };
+    }
     const upstreamBody: Json = { ...body, model, ...target.overrideParams };
     const upstreamModel = typeof upstreamBody.model === 'string' ? upstreamBody.model : String(model ?? '');
     log.model = upstreamModel;
@@ -120,6 +125,7 @@ export async function runChatCompletion(
   };
 
   const { target, success } = await routeModelCall(state, body.model as string, attempt, options);
+  if (native && success.native) return native.reply(target, success);
 
   if (success.replyText !== undefined) {
     log.response = success.reply;
@@ -166,9 +172,22 @@ export async function runChatCompletion(
 interface ChatSuccess extends CallSuccess {
   translation?: ChatTranslation;
   context: ChatContext;
+  /** Served by the caller's `NativeRoute`. */
+  native?: boolean;
+}
+
+/**
+ * Targets a caller serves in its own wire format instead of the chat one (Anthropic's Messages API to
+ * Anthropic), with the same route, retries, fallbacks and guardrail input checks. `serves` may throw
+ * to refuse a target the request cannot go to.
+ */
+export interface NativeRoute {
+  serves(target: ResolvedTarget): boolean;
+  attempt(target: ResolvedTarget, model: string | undefined): Promise<CallSuccess>;
+  reply(target: ResolvedTarget, success: CallSuccess): Promise<HttpResult>;
 }
 /** The upstream call: the body as is for the OpenAI wire format, or the provider's translation. */
-async function buildCall(
+export async function buildCall(
   target: ResolvedTarget,
   translation: ChatTranslation | undefined,
   upstreamBody: Json,
@@ -315,7 +334,7 @@ async function* sendChecked(
  * OpenAI chunks, written as soon as the event is complete. Ends with `[DONE]`, or an SSE `error` event
  * when the provider reports an error or the stream is cut.
  */
-async function* translateStream(
+export async function* translateStream(
   upstream: UpstreamResponse,
   target: ResolvedTarget,
   translation: ChatTranslation,

@@ -1,6 +1,7 @@
 import type { Principal } from '../control/principal';
 import { type FunctionGroupName, operationsOf } from '../operations';
 import { OnceStore } from '../store/once-store';
+import { translationFields, translationReply, withFields } from './audio-translation';
 import type { OperationHandler } from './dispatch';
 import { badRequest, bodyTooLarge, GatewayError, internalError } from './errors';
 import type { HttpEvent } from './http';
@@ -43,6 +44,11 @@ export interface PassthroughSpec {
   reply?: 'json' | 'binary';
   validate?: (body: Record<string, unknown>) => void;
   cost?: (input: CostInput) => Costing | null | Promise<Costing | null>;
+  /** Multipart fields sent instead of the client's, and the client's reply made from the provider's. */
+  reshape?: {
+    fields(): Record<string, string>;
+    reply(fields: Record<string, unknown>, reply: unknown): { contentType: string; body: string };
+  };
 }
 
 // Client headers the upstream needs to understand the request.
@@ -140,6 +146,11 @@ export const PASSTHROUGH: Record<string, PassthroughSpec> = {
     multipartOnly: true,
     validate: (b) => required(b, 'model'),
     cost: ({ provider, model, reply }) => transcriptionCost(provider, model, reply),
+    // Only verbose_json replies say how long the audio was, which is what a translation costs.
+    reshape: {
+      fields: translationFields,
+      reply: (fields, reply) => translationReply(fields.response_format, reply),
+    },
   },
   'audio.speech': {
     request: 'body',
@@ -248,9 +259,15 @@ function bodyFor(
   parsed: ParsedRequest,
   target: ResolvedTarget,
   model: string | undefined,
+  spec: PassthroughSpec,
 ): string | Buffer | undefined {
   if (parsed.body === undefined) return undefined;
   const asked = parsed.fields.model;
+  if (parsed.form && spec.reshape) {
+    const fields = spec.reshape.fields();
+    if (model !== undefined && model !== asked) fields.model = model;
+    return withFields(parsed.body as Buffer, parsed.form, fields);
+  }
   if (parsed.form) {
     return model !== undefined && model !== asked
       ? replaceField(parsed.body as Buffer, parsed.form, 'model', model)
@@ -293,7 +310,7 @@ export function passthrough(spec: PassthroughSpec): OperationHandler {
         path,
         contentType: parsed.body === undefined ? undefined : parsed.contentType,
         accept: spec.reply === 'binary' ? '*/*' : 'application/json',
-        body: bodyFor(parsed, target, model),
+        body: bodyFor(parsed, target, model, spec),
         headers: passed,
         keepOpen: (contentType) => spec.reply === 'binary' || !isJson(contentType),
       });
@@ -316,10 +333,11 @@ export function passthrough(spec: PassthroughSpec): OperationHandler {
         log.usage = costing.usage;
         log.cost = costing.cost;
       }
+      const reshaped = parsed.form && spec.reshape?.reply(parsed.fields, success.reply);
       return {
         statusCode: success.status,
-        headers: { 'content-type': 'application/json', ...success.headers },
-        body: success.replyText,
+        headers: { 'content-type': reshaped ? reshaped.contentType : 'application/json', ...success.headers },
+        body: reshaped ? reshaped.body : success.replyText,
       };
     }
 

@@ -19,6 +19,7 @@ import {
 } from './model-call';
 import { passthroughOperations } from './passthrough';
 import { bodyText, checkFieldLengths, jsonBody } from './request-body';
+import { responsesChatAttempt, responsesChatReply, servedThroughChat } from './responses-chat';
 import { SseParser } from './sse';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
@@ -206,13 +207,17 @@ export function responsesUsage(value: unknown): Usage | null {
   };
 }
 
-/** An SSE error event both as the Responses API writes one and as the OpenAI SDKs raise it. */
-function responsesErrorEvent(error: GatewayError): string {
+/**
+ * An SSE error event both as the Responses API writes one and as the OpenAI SDKs raise it, numbered
+ * after the last event relayed, as every Responses stream event is.
+ */
+function responsesErrorEvent(error: GatewayError, sequenceNumber: number): string {
   const body = {
     type: 'error',
     code: error.code,
     message: error.message,
     param: error.param,
+    sequence_number: sequenceNumber,
     ...error.toBody(),
   };
   return `event: error\ndata: ${JSON.stringify(body)}\n\n`;
@@ -234,6 +239,8 @@ export async function responsesCreate(event: HttpEvent, state: RequestState): Pr
   await guard?.checkInput(responsesInputSlots(body));
 
   const attempt = (target: ResolvedTarget, model: string | undefined): Promise<CallSuccess> => {
+    // Providers without a Responses API of their own are served through their chat translation.
+    if (target.provider.chat) return responsesChatAttempt(state, body, target, model, stream);
     const upstreamBody: Json = { ...body, model, ...target.overrideParams };
     if (typeof upstreamBody.model === 'string') log.model = upstreamBody.model;
     return exchange(state, target, {
@@ -246,6 +253,7 @@ export async function responsesCreate(event: HttpEvent, state: RequestState): Pr
     });
   };
   const { target, success } = await routeModelCall(state, body.model as string, attempt);
+  if (servedThroughChat(success)) return responsesChatReply(state, body, target, success, guard);
 
   if (success.replyText !== undefined) {
     const reply = success.reply as Json;
@@ -289,6 +297,7 @@ async function* relayResponseEvents(
   let text = '';
   let ended = false;
   let failure: GatewayError | undefined;
+  let sequence = -1;
 
   const read = (events: ReturnType<SseParser['push']>): string => {
     let out = '';
@@ -301,11 +310,12 @@ async function* relayResponseEvents(
         // An error in another wire shape is still ended as the Responses API ends one.
         ended = true;
         failure = streamedProviderError(isObject(data) ? data : { message: String(ev.data).slice(0, 1000) });
-        out += responsesErrorEvent(failure);
+        out += responsesErrorEvent(failure, sequence + 1);
         continue;
       }
       out += ev.raw;
       if (!isObject(data)) continue;
+      if (typeof data.sequence_number === 'number') sequence = data.sequence_number;
       const type = typeof data.type === 'string' ? data.type : ev.event;
       if (type === 'response.output_text.delta' && typeof data.delta === 'string') text += data.delta;
       if (type && TERMINAL.has(type)) {
@@ -332,7 +342,7 @@ async function* relayResponseEvents(
       const denied = await watch?.check(text, ended);
       if (denied) {
         failure = denied;
-        yield responsesErrorEvent(denied);
+        yield responsesErrorEvent(denied, sequence + 1);
         return;
       }
       if (out) yield out;
@@ -345,12 +355,12 @@ async function* relayResponseEvents(
     }
     if (!ended) {
       failure = streamTruncated();
-      yield responsesErrorEvent(failure);
+      yield responsesErrorEvent(failure, sequence + 1);
     }
   } catch (error) {
     if (!(error instanceof ClientGoneError)) {
       failure = streamFailed(error);
-      yield responsesErrorEvent(failure);
+      yield responsesErrorEvent(failure, sequence + 1);
     }
   } finally {
     log.upstreamLatencyMs = performance.now() - sentAt;

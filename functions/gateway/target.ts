@@ -164,10 +164,17 @@ export async function resolveTarget(
     apiKey,
     organization:
       headers['x-gateway-vendor-organization'] ??
+      // What the OpenAI SDKs send for their `organization` and `project` options; ours win.
+      headers['openai-organization'] ??
       target.organization ??
       vk?.record.vendor_organization ??
       undefined,
-    project: headers['x-gateway-vendor-project'] ?? target.project ?? vk?.record.vendor_project ?? undefined,
+    project:
+      headers['x-gateway-vendor-project'] ??
+      headers['openai-project'] ??
+      target.project ??
+      vk?.record.vendor_project ??
+      undefined,
     ...account,
     overrideParams: target.overrideParams,
     timeoutMs: target.timeoutMs,

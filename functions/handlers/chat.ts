@@ -2,6 +2,7 @@ import middy from '@middy/core';
 import { chatCompletions } from '../gateway/chat-completions';
 import { dispatch } from '../gateway/dispatch';
 import type { GatewayContext, HttpEvent, HttpResult } from '../gateway/http';
+import { countTokens, messages } from '../gateway/messages';
 import { authenticate } from '../middleware/authenticate';
 import { authorize } from '../middleware/authorize';
 import { errorResponder } from '../middleware/error-responder';
@@ -18,5 +19,11 @@ export const handler = streamingHandler(
     .use(authenticate())
     .use(usageLog())
     .use(authorize())
-    .handler(dispatch({ 'chat.completions': chatCompletions })),
+    .handler(
+      dispatch({
+        'chat.completions': chatCompletions,
+        'messages.create': messages,
+        'messages.count_tokens': countTokens,
+      }),
+    ),
 );

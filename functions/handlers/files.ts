@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import { dispatch } from '../gateway/dispatch';
 import type { GatewayContext, HttpEvent, HttpResult } from '../gateway/http';
+import { modelsGet, modelsList } from '../gateway/models';
 import { passthroughOperations } from '../gateway/passthrough';
 import { authenticate } from '../middleware/authenticate';
 import { authorize } from '../middleware/authorize';
@@ -18,5 +19,12 @@ export const handler = streamingHandler(
     .use(authenticate())
     .use(usageLog())
     .use(authorize())
-    .handler(dispatch(passthroughOperations('files'))),
+    .handler(
+      dispatch({
+        ...passthroughOperations('files'),
+        // Every provider's listing in OpenAI's shape, translated where it is not.
+        'models.list': modelsList,
+        'models.get': modelsGet,
+      }),
+    ),
 );

@@ -1,9 +1,10 @@
 import { asGatewayError } from '../gateway/errors';
 import { jsonResult } from '../gateway/http';
 import { logger } from '../gateway/logger';
+import { anthropicErrorBody } from '../providers/anthropic/messages-ingress';
 import type { GatewayMiddleware } from './types';
 
-/** Turns any thrown error into an OpenAI-shaped reply, and records it on the log entry. */
+/** Turns any thrown error into an OpenAI-shaped reply (Anthropic's on /v1/messages), and records it on the log entry. */
 export function errorResponder(): GatewayMiddleware {
   return {
     onError: (request) => {
@@ -27,7 +28,11 @@ export function errorResponder(): GatewayMiddleware {
           origin: error.origin,
         };
       }
-      request.response = jsonResult(error.status, error.toBody(), {
+      // Anthropic's clients read errors only in Anthropic's shape.
+      const body = state.operation?.path.startsWith('/v1/messages')
+        ? anthropicErrorBody(error.status, error.message)
+        : error.toBody();
+      request.response = jsonResult(error.status, body, {
         'x-gateway-error-origin': error.origin,
         ...error.headers,
       });

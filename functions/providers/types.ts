@@ -77,6 +77,16 @@ export interface ChatTranslation {
   error(status: number, body: unknown, text: string, headers: Record<string, unknown>): GatewayError;
 }
 
+export type ModelsCall = Omit<ChatCall, 'body'>;
+
+/** A provider whose model listing is not OpenAI's: where it is, and its entries as OpenAI `model` objects. */
+export interface ModelsTranslation {
+  /** URL and headers of the listing, or of the one model `id` names (Bedrock signs here, hence async). */
+  call(baseUrl: string, target: ProviderTarget, id?: string): ModelsCall | Promise<ModelsCall>;
+  list(reply: unknown): Json[];
+  one(reply: unknown): Json;
+}
+
 /** A provider: where it lives, how it authenticates, where each operation is, how it is translated. */
 export interface ProviderAdapter {
   name: string;
@@ -96,4 +106,6 @@ export interface ProviderAdapter {
   requestIdHeader?: string;
   /** Absent for the OpenAI wire format: the body and stream are forwarded byte for byte. */
   chat?: ChatTranslation;
+  /** Absent when the provider lists its models in OpenAI's shape. */
+  models?: ModelsTranslation;
 }

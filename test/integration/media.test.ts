@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sendJson, sleep } from '../support/fake-openai';
 import { type FakeApi, formFields, startFakeApi, video } from '../support/fake-openai-api';
 import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { schemaErrors } from '../support/openai-schema';
 
 let gw: TestGateway;
 let fake: FakeApi;
@@ -160,9 +161,36 @@ describe('audio', () => {
         file: await toFile(BINARY, 'fr.mp3', { type: 'audio/mpeg' }),
       })
       .withResponse();
-    expect(data.text).toBe('Hello in English.');
+    expect(data).toEqual({ text: 'Hello in English.' });
+    expect(schemaErrors('CreateTranslationResponseJson', data)).toEqual([]);
     expect((await waitForLog(gw, requestId(response))).cost).toBeCloseTo(0.5 * 0.006, 12);
+    // Priced from verbose_json, which only the provider was asked for.
+    expect(formFields(fake.requests[0] as NonNullable<(typeof fake.requests)[0]>).response_format).toBe(
+      'verbose_json',
+    );
   });
+
+  it.each([
+    ['text', 'Hello in English.\n'],
+    ['srt', '1\n00:00:00,000 --> 00:00:01,500\nHello\n\n2\n00:00:01,500 --> 00:00:03,250\nin English.\n\n'],
+    [
+      'vtt',
+      'WEBVTT\n\n00:00:00.000 --> 00:00:01.500\nHello\n\n00:00:01.500 --> 00:00:03.250\nin English.\n\n',
+    ],
+  ] as const)(
+    'translates in the %s format the client asked for, priced by duration',
+    async (format, text) => {
+      const { data, response } = await client()
+        .audio.translations.create({
+          model: 'whisper-1',
+          file: await toFile(BINARY, 'fr.mp3', { type: 'audio/mpeg' }),
+          response_format: format,
+        })
+        .withResponse();
+      expect(data).toBe(text);
+      expect((await waitForLog(gw, requestId(response))).cost).toBeCloseTo(0.5 * 0.006, 12);
+    },
+  );
 
   it('refuses a transcription sent as JSON rather than multipart', async () => {
     const res = await fetch(`${gw.url}/audio/transcriptions`, {

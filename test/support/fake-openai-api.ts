@@ -323,8 +323,26 @@ function defaults(): Record<string, ApiRoute> {
             },
       );
     },
-    'POST /v1/audio/translations': (_req, res) =>
-      sendJson(res, 200, { text: 'Hello in English.', usage: { type: 'duration', seconds: 30 } }),
+    // As OpenAI answers: only verbose_json says how long the audio was.
+    'POST /v1/audio/translations': (req, res) => {
+      const format = formFields(req).response_format ?? 'json';
+      if (format === 'text') {
+        res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+        res.end('Hello in English.\n');
+        return;
+      }
+      if (format !== 'verbose_json') return sendJson(res, 200, { text: 'Hello in English.' });
+      sendJson(res, 200, {
+        task: 'translate',
+        language: 'english',
+        duration: 30,
+        text: 'Hello in English.',
+        segments: [
+          { id: 0, seek: 0, start: 0, end: 1.5, text: ' Hello', tokens: [], temperature: 0 },
+          { id: 1, seek: 0, start: 1.5, end: 3.25, text: ' in English.', tokens: [], temperature: 0 },
+        ],
+      });
+    },
     'POST /v1/audio/speech': (_req, res) => {
       res.writeHead(200, { 'content-type': 'audio/mpeg' });
       res.end(Buffer.from('ID3-fake-mp3-bytes'));

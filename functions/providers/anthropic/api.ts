@@ -1,5 +1,6 @@
 import type { ProviderAdapter } from '../types';
 import { anthropicChat } from './chat-completions';
+import { anthropicModels } from './models';
 
 export const anthropic: ProviderAdapter = {
   name: 'anthropic',
@@ -13,4 +14,5 @@ export const anthropic: ProviderAdapter = {
   paths: { 'chat.completions': '/messages' },
   requestIdHeader: 'request-id',
   chat: anthropicChat,
+  models: anthropicModels,
 };

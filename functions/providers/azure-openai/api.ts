@@ -1,4 +1,5 @@
 import type { ProviderAdapter } from '../types';
+import { azureModels } from './models';
 
 /** A GA API version that has tools, vision, json_schema and `stream_options.include_usage`. */
 export const DEFAULT_AZURE_API_VERSION = '2024-10-21';
@@ -20,4 +21,5 @@ export const azureOpenAI: ProviderAdapter = {
     return `${ctx.baseUrl}/openai/deployments/${deployment}/chat/completions?api-version=${version}`;
   },
   requestIdHeader: 'apim-request-id',
+  models: azureModels(DEFAULT_AZURE_API_VERSION),
 };

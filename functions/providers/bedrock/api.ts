@@ -1,5 +1,6 @@
 import type { ProviderAdapter } from '../types';
 import { bedrockChat } from './chat-completions';
+import { bedrockModels } from './models';
 
 export const bedrock: ProviderAdapter = {
   name: 'bedrock',
@@ -11,4 +12,5 @@ export const bedrock: ProviderAdapter = {
   paths: { 'chat.completions': '/model/{model}/converse' },
   requestIdHeader: 'x-amzn-requestid',
   chat: bedrockChat,
+  models: bedrockModels,
 };

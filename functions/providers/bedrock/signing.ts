@@ -69,12 +69,13 @@ export async function bedrockAuth(target: ProviderTarget): Promise<BedrockAuth> 
   return { kind: 'sigv4', region, credentials: await defaultCredentials() };
 }
 
-/** Signs a POST with SigV4 for the `bedrock` service; returns the headers to send. */
+/** Signs a request (a POST unless told) with SigV4 for the `bedrock` service; returns the headers to send. */
 export async function signedHeaders(
   url: URL,
   body: string,
   headers: Record<string, string>,
   auth: Extract<BedrockAuth, { kind: 'sigv4' }>,
+  method = 'POST',
 ): Promise<Record<string, string>> {
   const signer = new SignatureV4({
     service: 'bedrock',
@@ -83,7 +84,7 @@ export async function signedHeaders(
     sha256: Sha256,
   });
   const signed = await signer.sign({
-    method: 'POST',
+    method,
     protocol: url.protocol,
     hostname: url.hostname,
     port: url.port ? Number(url.port) : undefined,

@@ -1,5 +1,6 @@
 import type { ProviderAdapter } from '../types';
 import { googleChat } from './chat-completions';
+import { googleModels } from './models';
 
 export const google: ProviderAdapter = {
   name: 'google',
@@ -10,4 +11,5 @@ export const google: ProviderAdapter = {
   },
   paths: { 'chat.completions': '/v1beta/models/{model}:generateContent' },
   chat: googleChat,
+  models: googleModels,
 };

@@ -210,6 +210,10 @@ function finishOf(reason: unknown, hasCalls: boolean): string | null {
   return FINISH[reason] ?? 'stop';
 }
 
+/** Gemini refused the prompt itself (`promptFeedback.blockReason`), so there is no candidate. */
+const blockedPrompt = (r: Json): boolean =>
+  isObject(r.promptFeedback) && typeof r.promptFeedback.blockReason === 'string';
+
 export function fromGeminiResponse(reply: unknown, model: string): Json {
   const r = isObject(reply) ? reply : {};
   const responseId = typeof r.responseId === 'string' ? r.responseId : completionId().slice(9);
@@ -230,6 +234,15 @@ export function fromGeminiResponse(reply: unknown, model: string): Json {
       finish_reason: finishOf(c.finishReason, parts.calls.length > 0) ?? 'stop',
     };
   });
+  // A prompt Gemini blocks comes back without candidates: OpenAI clients expect one filtered choice.
+  if (choices.length === 0 && blockedPrompt(r)) {
+    choices.push({
+      index: 0,
+      message: { role: 'assistant', content: null, refusal: null },
+      logprobs: null,
+      finish_reason: 'content_filter',
+    });
+  }
   return {
     id: `chatcmpl-${responseId}`,
     object: 'chat.completion',
@@ -283,7 +296,13 @@ export class GeminiStream implements StreamTranslator {
     if (usage) this.usage = usage;
     const candidate =
       Array.isArray(data.candidates) && isObject(data.candidates[0]) ? data.candidates[0] : undefined;
-    if (!candidate) return out;
+    if (!candidate) {
+      if (blockedPrompt(data)) {
+        this.complete = true;
+        out.push(chunk(this.header, {}, 'content_filter'));
+      }
+      return out;
+    }
     const parts = readParts(candidate, this.header.id.replace(/^chatcmpl-/, ''), this.calls);
     if (parts.reasoning) out.push(chunk(this.header, { reasoning_content: parts.reasoning }));
     if (parts.text) out.push(chunk(this.header, { content: parts.text }));

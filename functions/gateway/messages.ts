@@ -1,0 +1,351 @@
+import { RequestGuard, type StreamWatch, type TextSlot } from '../guardrails/request-guard';
+import { AnthropicStream } from '../providers/anthropic/chat-completions';
+import {
+  AnthropicEventWriter,
+  anthropicErrorEvent,
+  estimateInputTokens,
+  toAnthropicMessage,
+  toChatRequest,
+  validateMessagesRequest,
+} from '../providers/anthropic/messages-ingress';
+import { isObject, type Json } from '../providers/shared/openai-shapes';
+import { type NativeRoute, runChatCompletion } from './chat-completions';
+import { ChatStreamAccumulator } from './chat-stream-accumulator';
+import { badRequest, type GatewayError } from './errors';
+import type { HttpBody, HttpEvent, HttpResult, RequestState } from './http';
+import {
+  type CallSuccess,
+  exchange,
+  recordStreamFailure,
+  recordUsage,
+  routeModelCall,
+  streamFailed,
+  streamTruncated,
+  tryJson,
+} from './model-call';
+import { readUsage } from './pricing';
+import { bodyText, jsonBody } from './request-body';
+import { SseParser } from './sse';
+import type { ResolvedTarget } from './target';
+import { ClientGoneError, type UpstreamResponse } from './upstream';
+import type { UsageLogDraft } from './usage-log';
+
+// Anthropic's Messages API (`POST /v1/messages`), as Claude Code and the Anthropic SDKs call it. To
+// Anthropic it goes natively: the body, every `anthropic-*` header and the SSE stream pass through.
+// To every other provider it is translated into the chat shape, served by the chat pipeline (and its
+// provider translators), and its reply and stream are translated back.
+
+const NATIVE_PROVIDER = 'anthropic';
+
+/**
+ * With the gateway key in `x-gateway-api-key`, an `x-api-key` is the caller's Anthropic key (what the
+ * Anthropic SDKs send): it is passed through as the `Authorization` credential is on the chat route.
+ */
+function adoptProviderKey(headers: Record<string, string>): void {
+  const key = headers['x-api-key']?.trim();
+  if (headers['x-gateway-api-key'] !== undefined && key && headers.authorization === undefined) {
+    headers.authorization = `Bearer ${key}`;
+  }
+}
+
+/** The caller's `anthropic-version`, `anthropic-beta` and other Anthropic headers, for the native call. */
+function anthropicHeaders(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (name.startsWith('anthropic-')) out[name] = value;
+  return out;
+}
+
+/** The query string, passed on to Anthropic as sent (the SDKs' beta calls add `?beta=true`). */
+const query = (event: HttpEvent) => (event.rawQueryString ? `?${event.rawQueryString}` : '');
+
+/** The native Anthropic call of `path` (`/messages` or `/messages/count_tokens`). */
+function nativeCall(
+  state: RequestState,
+  target: ResolvedTarget,
+  path: string,
+  body: Json,
+  stream: boolean,
+): Promise<CallSuccess> {
+  return exchange(state, target, {
+    method: 'POST',
+    url: target.baseUrl + path,
+    contentType: 'application/json',
+    accept: stream ? 'text/event-stream' : 'application/json',
+    body: JSON.stringify(body),
+    providerHeaders: { ...target.provider.headers(target), ...anthropicHeaders(state.headers) },
+    keepOpen: (contentType) => stream && contentType.includes('text/event-stream'),
+    translateError: target.provider.chat?.error,
+  });
+}
+
+/** POST /v1/messages */
+export async function messages(event: HttpEvent, state: RequestState): Promise<HttpResult> {
+  const log = state.log as UsageLogDraft;
+  const text = bodyText(event);
+  log.request = text;
+  const body = jsonBody(text);
+  if (typeof body.model === 'string') log.model = body.model;
+  validateMessagesRequest(body, true);
+  adoptProviderKey(state.headers);
+  const stream = body.stream === true;
+  const model = body.model as string;
+  const { chat, unsupported } = toChatRequest(body);
+  let servedNatively = false;
+  let guard: Promise<RequestGuard | undefined> | undefined;
+
+  const native: NativeRoute = {
+    serves(target) {
+      if (target.provider.name === NATIVE_PROVIDER) return true;
+      if (unsupported) {
+        throw badRequest(
+          `${unsupported.message} This route goes to provider "${target.provider.name}".`,
+          unsupported.param,
+          'unsupported_content',
+        );
+      }
+      return false;
+    },
+    async attempt(target, upstreamModel) {
+      // The chat pipeline checked the translated text (a deny has already refused); a redaction must
+      // also rewrite the Anthropic body sent natively, once, whichever attempt comes first.
+      guard ??= RequestGuard.forRequest(state, model).then(async (g) => {
+        await g?.checkInput(anthropicSlots(body));
+        return g;
+      });
+      await guard;
+      const upstreamBody: Json = { ...body, model: upstreamModel, ...target.overrideParams };
+      log.model = String(upstreamBody.model ?? model);
+      log.request = body;
+      return nativeCall(state, target, `/messages${query(event)}`, upstreamBody, stream);
+    },
+    async reply(target, success) {
+      servedNatively = true;
+      const checks = await guard;
+      if (success.replyText !== undefined) return nativeReply(log, target, success, checks);
+      return {
+        statusCode: 200,
+        headers: {
+          'content-type': 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-cache',
+          ...success.headers,
+        },
+        body: relayAnthropic(
+          success.upstream,
+          target,
+          log,
+          success.sentAt,
+          checks?.checksOutput ? checks.watchStream() : undefined,
+        ),
+      };
+    },
+  };
+
+  const result = await runChatCompletion(chat, state, {}, native);
+  if (servedNatively) return result;
+  return {
+    ...result,
+    body:
+      typeof result.body === 'string'
+        ? JSON.stringify(toAnthropicMessage(tryJson(result.body), model))
+        : anthropicStreamOf(result.body, model),
+  };
+}
+
+const slot = (holder: Json, key: string): TextSlot => ({
+  get: () => holder[key] as string,
+  set: (t) => {
+    holder[key] = t;
+  },
+});
+
+/** The text of an Anthropic request (system, text blocks, tool results), for the input guardrails. */
+function anthropicSlots(body: Json): TextSlot[] {
+  const slots: TextSlot[] = [];
+  const add = (holder: Json, key: string) => {
+    const v = holder[key];
+    if (typeof v === 'string') slots.push(slot(holder, key));
+    else if (Array.isArray(v)) {
+      for (const b of v) {
+        if (!isObject(b)) continue;
+        if (b.type === 'text' && typeof b.text === 'string') slots.push(slot(b, 'text'));
+        else if (b.type === 'tool_result') add(b, 'content');
+      }
+    }
+  };
+  add(body, 'system');
+  for (const m of Array.isArray(body.messages) ? body.messages : []) if (isObject(m)) add(m, 'content');
+  return slots;
+}
+
+/** A whole native reply: logged with its usage and cost, checked by the output guardrails, sent as is. */
+async function nativeReply(
+  log: UsageLogDraft,
+  target: ResolvedTarget,
+  success: CallSuccess,
+  guard: RequestGuard | undefined,
+): Promise<HttpResult> {
+  const reply = isObject(success.reply) ? success.reply : {};
+  log.response = reply;
+  const model = typeof reply.model === 'string' ? reply.model : log.model;
+  const chat = target.provider.chat?.response(reply, {
+    model: model ?? '',
+    stream: false,
+    baseUrl: target.baseUrl,
+    target,
+  });
+  recordUsage(log, target, readUsage(chat?.usage), model);
+  const slots: TextSlot[] = (Array.isArray(reply.content) ? reply.content : [])
+    .filter((b): b is Json => isObject(b) && b.type === 'text' && typeof b.text === 'string')
+    .map((b) => slot(b, 'text'));
+  const redacted = (await guard?.checkOutput(slots)) ?? false;
+  return {
+    statusCode: success.status,
+    headers: { 'content-type': 'application/json', ...success.headers },
+    body: redacted ? JSON.stringify(reply) : (success.replyText as string),
+  };
+}
+
+/**
+ * Anthropic's stream, relayed event by event as it arrives. Anthropic's chat translator reads it on the
+ * side for the log (message, usage, cost); a cut or failed stream ends with an Anthropic `error` event.
+ */
+async function* relayAnthropic(
+  upstream: UpstreamResponse,
+  target: ResolvedTarget,
+  log: UsageLogDraft,
+  sentAt: number,
+  watch: StreamWatch | undefined,
+): AsyncGenerator<string> {
+  const parser = new SseParser();
+  const reader = new AnthropicStream(log.model ?? '');
+  const acc = new ChatStreamAccumulator();
+  let failure: GatewayError | undefined;
+
+  const relay = (events: ReturnType<SseParser['push']>): string => {
+    let out = '';
+    for (const ev of events) {
+      out += ev.raw;
+      if (ev.data === undefined) continue;
+      for (const c of reader.push({ event: ev.event, data: ev.data })) acc.add(c);
+    }
+    return out;
+  };
+  const send = async function* (out: string, final: boolean): AsyncGenerator<string, boolean> {
+    const denied = await watch?.check(acc.text(), final);
+    if (denied) {
+      failure = denied;
+      yield anthropicErrorEvent(denied.status, denied.message);
+      return false;
+    }
+    if (out) {
+      yield out;
+      log.firstChunkMs ??= performance.now() - sentAt;
+    }
+    return true;
+  };
+
+  try {
+    for await (const bytes of upstream.body) {
+      if (!(yield* send(relay(parser.push(bytes)), reader.complete))) return;
+      if (reader.failure) break;
+    }
+    const rest = parser.flush();
+    if (rest && !reader.failure && !(yield* send(relay([rest]), true))) return;
+    if (reader.failure) failure = reader.failure;
+    else if (!reader.complete) {
+      failure = streamTruncated();
+      yield anthropicErrorEvent(failure.status, failure.message);
+    }
+  } catch (error) {
+    if (!(error instanceof ClientGoneError)) {
+      failure = streamFailed(error);
+      yield anthropicErrorEvent(failure.status, failure.message);
+    }
+  } finally {
+    for (const c of reader.end()) acc.add(c);
+    log.upstreamLatencyMs = performance.now() - sentAt;
+    log.response = acc.result();
+    recordUsage(log, target, readUsage(acc.usage), (log.response as { model?: unknown }).model);
+    recordStreamFailure(log, failure);
+  }
+}
+
+/** Statuses of the OpenAI error types the chat pipeline's stream `error` events carry, for Anthropic's types. */
+const STREAM_ERROR_STATUS: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  rate_limit_error: 429,
+  guardrail_error: 446,
+  overloaded_error: 529,
+};
+
+/**
+ * The chat pipeline's stream (OpenAI chunks, `[DONE]`, `error` events) as Anthropic's events. Each
+ * batch the pipeline writes is translated and written at once.
+ */
+export async function* anthropicStreamOf(chat: HttpBody, model: string): AsyncGenerator<string> {
+  const parser = new SseParser();
+  const writer = new AnthropicEventWriter(model);
+  let ended = false;
+  const translate = (events: ReturnType<SseParser['push']>): string => {
+    let out = '';
+    for (const ev of events) {
+      if (ev.data === undefined || ended) continue;
+      if (ev.event === 'error') {
+        const e = (tryJson(ev.data) as { error?: { type?: unknown; message?: unknown } } | undefined)?.error;
+        const status = (typeof e?.type === 'string' && STREAM_ERROR_STATUS[e.type]) || 500;
+        out += anthropicErrorEvent(status, typeof e?.message === 'string' ? e.message : 'The stream failed.');
+        ended = true;
+      } else if (ev.data.trim() === '[DONE]') {
+        out += writer.finish();
+        ended = true;
+      } else {
+        const c = tryJson(ev.data);
+        if (isObject(c)) out += writer.chunk(c);
+      }
+    }
+    return out;
+  };
+  for await (const piece of typeof chat === 'string' ? [chat] : chat) {
+    const out = translate(parser.push(piece));
+    if (out) yield out;
+  }
+  const rest = parser.flush();
+  const out = rest ? translate([rest]) : '';
+  if (out) yield out;
+  if (!ended) yield anthropicErrorEvent(502, 'The stream ended before it was complete.');
+}
+
+/** POST /v1/messages/count_tokens: Anthropic counts natively; elsewhere a documented estimate. */
+export async function countTokens(event: HttpEvent, state: RequestState): Promise<HttpResult> {
+  const log = state.log as UsageLogDraft;
+  const body = jsonBody(bodyText(event));
+  log.request = body;
+  if (typeof body.model === 'string') log.model = body.model;
+  validateMessagesRequest(body, false);
+  adoptProviderKey(state.headers);
+
+  type Counted = CallSuccess | { status: 200; estimate: number };
+  const { success } = await routeModelCall<Counted>(state, body.model as string, async (target, model) => {
+    log.model = model ?? log.model;
+    if (target.provider.name !== NATIVE_PROVIDER) return { status: 200, estimate: estimateInputTokens(body) };
+    return nativeCall(state, target, `/messages/count_tokens${query(event)}`, { ...body, model }, false);
+  });
+  if ('estimate' in success) {
+    const reply = { input_tokens: success.estimate };
+    log.response = reply;
+    return {
+      statusCode: 200,
+      headers: { 'content-type': 'application/json', 'x-gateway-token-count': 'estimate' },
+      body: JSON.stringify(reply),
+    };
+  }
+  log.response = success.reply;
+  return {
+    statusCode: 200,
+    headers: { 'content-type': 'application/json', ...success.headers },
+    body: success.replyText as string,
+  };
+}

@@ -1,0 +1,130 @@
+import { type RequestGuard, responsesOutputSlots } from '../guardrails/request-guard';
+import { chatToResponse, ResponsesEventWriter, responsesToChat } from '../providers/shared/responses-chat';
+import type { ChatContext, ChatTranslation, Json } from '../providers/types';
+import { buildCall, translateStream } from './chat-completions';
+import type { HttpBody, HttpResult, RequestState } from './http';
+import { type CallSuccess, exchange, recordUsage, tryJson } from './model-call';
+import { readUsage } from './pricing';
+import { SseParser } from './sse';
+import type { ResolvedTarget } from './target';
+import type { UsageLogDraft } from './usage-log';
+
+// The Responses API on providers that have none (Anthropic, Bedrock, Gemini): the request goes out in
+// the chat shape through the provider's chat translation, and the reply and stream come back as a
+// Response and the Responses events.
+
+export interface ChatServed extends CallSuccess {
+  translation: ChatTranslation;
+  context: ChatContext;
+}
+
+export const servedThroughChat = (success: CallSuccess): success is ChatServed => 'translation' in success;
+
+/** One attempt on a provider that speaks chat only. */
+export async function responsesChatAttempt(
+  state: RequestState,
+  body: Json,
+  target: ResolvedTarget,
+  model: string | undefined,
+  stream: boolean,
+): Promise<ChatServed> {
+  const translation = target.provider.chat as ChatTranslation;
+  const upstreamBody: Json = {
+    ...responsesToChat(body, target.provider.name),
+    model,
+    ...target.overrideParams,
+  };
+  const upstreamModel = String(upstreamBody.model ?? model ?? '');
+  (state.log as UsageLogDraft).model = upstreamModel;
+  const context: ChatContext = { model: upstreamModel, stream, baseUrl: target.baseUrl, target };
+  const call = await buildCall(target, translation, upstreamBody, context);
+  const success = await exchange(state, target, {
+    method: 'POST',
+    url: call.url,
+    contentType: 'application/json',
+    accept: stream ? translation.streamContentType : 'application/json',
+    body: call.body,
+    providerHeaders: call.headers,
+    keepOpen: (contentType) => stream && contentType.includes(translation.streamContentType),
+    translateError: translation.error,
+  });
+  return { ...success, translation, context };
+}
+
+/** The reply of a chat-served attempt, as a Response or the Responses stream. */
+export async function responsesChatReply(
+  state: RequestState,
+  body: Json,
+  target: ResolvedTarget,
+  success: ChatServed,
+  guard: RequestGuard | undefined,
+): Promise<HttpResult> {
+  const log = state.log as UsageLogDraft;
+  if (success.replyText !== undefined) {
+    const completion = success.translation.response(success.reply, success.context);
+    const response = chatToResponse(completion, body);
+    log.response = response;
+    recordUsage(log, target, readUsage(completion.usage), completion.model);
+    await guard?.checkOutput(responsesOutputSlots(response));
+    return {
+      statusCode: success.status,
+      headers: { 'content-type': 'application/json', ...success.headers },
+      body: JSON.stringify(response),
+    };
+  }
+  const chat = translateStream(
+    success.upstream,
+    target,
+    success.translation,
+    success.context,
+    log,
+    success.sentAt,
+    false,
+    guard?.checksOutput ? guard.watchStream() : undefined,
+  );
+  return {
+    statusCode: 200,
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      ...success.headers,
+    },
+    body: responsesEventsOf(chat, body),
+  };
+}
+
+/** The chat pipeline's stream (chunks, `[DONE]`, `error` events) as the Responses events. */
+export async function* responsesEventsOf(chat: HttpBody, request: Json): AsyncGenerator<string> {
+  const parser = new SseParser();
+  const writer = new ResponsesEventWriter(request);
+  let ended = false;
+  const translate = (events: ReturnType<SseParser['push']>): string => {
+    let out = '';
+    for (const ev of events) {
+      if (ev.data === undefined || ended) continue;
+      if (ev.event === 'error') {
+        const e = (tryJson(ev.data) as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+        out += writer.error(
+          typeof e?.code === 'string' ? e.code : null,
+          typeof e?.message === 'string' ? e.message : 'The stream failed.',
+        );
+        ended = true;
+      } else if (ev.data.trim() === '[DONE]') {
+        out += writer.end();
+        ended = true;
+      } else {
+        const c = tryJson(ev.data);
+        if (c && typeof c === 'object' && !Array.isArray(c)) out += writer.chunk(c as Json);
+      }
+    }
+    return out;
+  };
+  for await (const piece of typeof chat === 'string' ? [chat] : chat) {
+    const out = translate(parser.push(piece));
+    if (out) yield out;
+  }
+  const rest = parser.flush();
+  const out = rest ? translate([rest]) : '';
+  if (out) yield out;
+  if (!ended) yield writer.error('stream_truncated', 'The stream ended before it was complete.');
+}

@@ -1,0 +1,183 @@
+import type { APIError } from 'openai';
+import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startFakeAnthropic } from '../support/fake-anthropic';
+import { startFakeBedrock } from '../support/fake-bedrock';
+import { startFakeGoogle } from '../support/fake-google';
+import type { FakeUpstream } from '../support/fake-upstream';
+import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+
+// The Responses API on providers without one, through the `openai` client, against fakes that speak
+// each provider's own wire format.
+
+let gw: TestGateway;
+let anthropic: FakeUpstream;
+let bedrock: FakeUpstream;
+let google: FakeUpstream;
+
+beforeAll(async () => {
+  [anthropic, bedrock, google] = await Promise.all([
+    startFakeAnthropic(),
+    startFakeBedrock(),
+    startFakeGoogle(),
+  ]);
+  gw = await startTestGateway();
+});
+afterAll(async () => {
+  await gw?.stop();
+  await Promise.all([anthropic?.close(), bedrock?.close(), google?.close()]);
+});
+beforeEach(() => {
+  for (const f of [anthropic, bedrock, google]) f.reset();
+});
+
+const AWS_KEYS = JSON.stringify({ access_key_id: 'AKIDEXAMPLE', secret_access_key: 'wJalrXUtnFEMI/K7MDENG' });
+const PNG =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+const cases = [
+  {
+    provider: 'anthropic',
+    model: 'claude-sonnet-4-6',
+    fake: () => anthropic,
+    headers: () => ({ 'x-gateway-provider': 'anthropic', 'x-gateway-custom-host': `${anthropic.url}/v1` }),
+    image: 'I see a base64 image.',
+    call: 'Let me check.',
+  },
+  {
+    provider: 'bedrock',
+    model: 'us.anthropic.claude-haiku-4-5-20251001-v1:0',
+    fake: () => bedrock,
+    headers: () => ({
+      'x-gateway-config': JSON.stringify({
+        provider: 'bedrock',
+        api_key: AWS_KEYS,
+        custom_host: bedrock.url,
+        region: 'eu-west-1',
+      }),
+    }),
+    image: 'I see a png image.',
+    call: 'Checking.',
+  },
+  {
+    provider: 'google',
+    model: 'gemini-2.5-flash',
+    fake: () => google,
+    headers: () => ({ 'x-gateway-provider': 'google', 'x-gateway-custom-host': google.url }),
+    image: 'I see an inline image.',
+    call: '',
+  },
+];
+
+const weather = {
+  type: 'function' as const,
+  name: 'get_weather',
+  description: 'Weather of a city',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  strict: false,
+};
+
+describe.each(cases)('Responses on $provider', (c) => {
+  const client = () => gw.client({ headers: c.headers() });
+
+  it('answers text with instructions, logs usage and cost', async () => {
+    const { data, response } = await client()
+      .responses.create({
+        model: c.model,
+        instructions: 'Be brief.',
+        input: 'Say hello',
+        max_output_tokens: 100,
+      })
+      .withResponse();
+    expect(data).toMatchObject({ object: 'response', status: 'completed', output_text: 'Echo: Say hello' });
+    expect(data.id).toMatch(/^resp_/);
+    expect(data.usage?.input_tokens).toBeGreaterThan(0);
+    expect(JSON.stringify(c.fake().requests[0]?.body)).toContain('Be brief.');
+    const log = await waitForLog(gw, response.headers.get('x-gateway-request-id') as string);
+    expect(log).toMatchObject({ operation: 'responses.create', provider: c.provider, status: 200 });
+    expect(log.cost).toBeGreaterThan(0);
+  });
+
+  it('streams the full event sequence, numbered from 0', async () => {
+    const events: ResponseStreamEvent[] = [];
+    const stream = client().responses.stream({ model: c.model, input: 'Say hello' });
+    stream.on('event', (e) => events.push(e));
+    const final = await stream.finalResponse();
+    expect(final.output_text).toBe('Echo: Say hello');
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    const types = events.map((e) => e.type);
+    expect(types.slice(0, 5)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+    ]);
+    expect(types.slice(-4)).toEqual([
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(final.usage?.output_tokens).toBeGreaterThan(0);
+  });
+
+  it('takes an image', async () => {
+    const data = await client().responses.create({
+      model: c.model,
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_image', image_url: PNG, detail: 'auto' },
+            { type: 'input_text', text: 'What is this?' },
+          ],
+        },
+      ],
+    });
+    expect(data.output_text).toBe(c.image);
+  });
+
+  it('calls a function and takes its output back, streamed and not', async () => {
+    const first = await client().responses.create({
+      model: c.model,
+      input: 'Weather in Paris?',
+      tools: [weather],
+    });
+    const call = first.output.find((o) => o.type === 'function_call');
+    expect(call).toMatchObject({ type: 'function_call', name: 'get_weather', status: 'completed' });
+    expect(JSON.parse((call as { arguments: string }).arguments)).toEqual({ city: 'Paris' });
+    expect(first.output_text).toBe(c.call);
+
+    const streamed = await client()
+      .responses.stream({ model: c.model, input: 'Weather in Paris?', tools: [weather] })
+      .finalResponse();
+    expect(streamed.output.find((o) => o.type === 'function_call')).toMatchObject({ name: 'get_weather' });
+
+    const second = await client().responses.create({
+      model: c.model,
+      tools: [weather],
+      input: [
+        { role: 'user', content: 'Weather in Paris?' },
+        call as never,
+        { type: 'function_call_output', call_id: (call as { call_id: string }).call_id, output: 'Sunny' },
+      ],
+    });
+    expect(second.output_text).toContain('Sunny');
+  });
+
+  it('refuses OpenAI-only tools and previous_response_id with a 400 naming them', async () => {
+    const tool = (await client()
+      .responses.create({ model: c.model, input: 'News?', tools: [{ type: 'web_search' }] })
+      .catch((e: unknown) => e)) as APIError;
+    expect(tool.status).toBe(400);
+    expect(tool.message).toContain('web_search');
+    expect(tool.message).toContain(c.provider);
+    const previous = (await client()
+      .responses.create({ model: c.model, input: 'Go on', previous_response_id: 'resp_1' })
+      .catch((e: unknown) => e)) as APIError;
+    expect(previous.status).toBe(400);
+    expect(previous.message).toContain('previous_response_id');
+    expect(c.fake().requests).toHaveLength(0);
+  });
+});
