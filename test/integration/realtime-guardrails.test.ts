@@ -110,7 +110,10 @@ describe('guardrails on realtime sessions', () => {
 
     fake.words = ['Nothing to see.'];
     session.send({ type: 'response.create' });
-    await sleep(50);
+    // The second response is done when its own response.done arrives (the first one's is already there).
+    for (let i = 0; i < 500 && session.events.filter((e) => e.type === 'response.done').length < 2; i++) {
+      await sleep(10);
+    }
     expect(
       session.events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta),
     ).toContain('Nothing to see.');
