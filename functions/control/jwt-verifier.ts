@@ -9,6 +9,7 @@ import {
 import type { Fetcher } from 'aws-jwt-verify/https';
 import { type Jwk, type Jwks, type PenaltyBox, SimpleJwksCache } from 'aws-jwt-verify/jwk';
 import type { DecomposedJwt } from 'aws-jwt-verify/jwt';
+import { type GuardedReply, guardedFetch } from '../gateway/address-guard';
 import { logger } from '../gateway/logger';
 import { ControlStore, type JwtSettingsRecord } from '../store/control-store';
 import { checkJwksUrl, type KeySet, KeySetError, validateKeySet } from './jwt-settings';
@@ -51,35 +52,26 @@ export function defaultJwtVerifierOptions(): JwtVerifierOptions {
 
 const MAX_JWKS_BYTES = 512 * 1024;
 
-/** Fetches a JWKS with Node's fetch: http is needed for the local runtime, which the library's https-only fetcher refuses. */
+/** Fetches a JWKS through the address guard: the library's own fetcher is https-only and unguarded. */
 class JwksFetcher implements Fetcher {
   constructor(private readonly timeoutMs: number) {}
 
   async fetch(uri: string): Promise<ArrayBuffer> {
     // Checked again here: a stored URL is only fetched if it would be accepted today.
     checkJwksUrl(uri);
-    let res: Response;
+    let res: GuardedReply;
     try {
-      res = await fetch(uri, {
+      res = await guardedFetch(uri, {
         headers: { accept: 'application/json' },
-        redirect: 'error',
-        signal: AbortSignal.timeout(this.timeoutMs),
+        timeoutMs: this.timeoutMs,
+        maxBytes: MAX_JWKS_BYTES,
       });
     } catch (error) {
       throw new FetchError(uri, (error as Error).message);
     }
-    if (res.status !== 200) {
-      await res.body?.cancel();
-      throw new FetchError(uri, `status ${res.status}, expected 200`);
-    }
-    if (Number(res.headers.get('content-length') ?? 0) > MAX_JWKS_BYTES) {
-      await res.body?.cancel();
-      throw new FetchError(uri, `key set larger than ${MAX_JWKS_BYTES} bytes`);
-    }
-    const body = await res.arrayBuffer();
-    if (body.byteLength > MAX_JWKS_BYTES)
-      throw new FetchError(uri, `key set larger than ${MAX_JWKS_BYTES} bytes`);
-    return body;
+    if (res.status !== 200) throw new FetchError(uri, `status ${res.status}, expected 200`);
+    const body = res.body;
+    return body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
   }
 }
 

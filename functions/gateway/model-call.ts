@@ -6,7 +6,14 @@ import type { RequestState } from './http';
 import { buildPlan, type PlanNode, type PlanTarget, type RouteOverrides } from './plan';
 import { costOf, pricingReady } from './pricing';
 import { type AttemptSuccess, Router } from './router';
-import { type ResolvedTarget, readConfig, resolveTarget, routeOverrides, splitModel } from './target';
+import {
+  checkRouteHosts,
+  type ResolvedTarget,
+  readConfig,
+  resolveTarget,
+  routeOverrides,
+  splitModel,
+} from './target';
 import { ClientGoneError, readAll, sendUpstream, type UpstreamResponse } from './upstream';
 import type { Usage, UsageLogDraft } from './usage-log';
 
@@ -115,7 +122,10 @@ export async function planFor(
   const own = routeOverrides(state.headers, slug);
   const overrides =
     options.defaults && !namesOwnRoute(state.headers, slug) ? { ...options.defaults, ...own } : own;
-  return { plan: buildPlan(await requestConfig(state), overrides), model };
+  const config = await requestConfig(state);
+  const plan = buildPlan(config, overrides);
+  await checkRouteHosts(plan, state.headers, state.principal as Principal, config);
+  return { plan, model };
 }
 
 /** The target a plan tries first, resolved (credentials included): for calls beside the model call. */

@@ -5,6 +5,7 @@ import { type ClientConnections, ConnectionGoneError } from '../../store/client-
 import type { ConnectionStore } from '../../store/connection-store';
 import type { LogStore } from '../../store/log-store';
 import { ChannelGoneError, type ClientMessage, type RealtimeChannel } from '../../store/realtime-channel';
+import { guardedFetch } from '../address-guard';
 import type { BudgetLedger } from '../budget';
 import { asGatewayError } from '../errors';
 import { logger } from '../logger';
@@ -74,16 +75,18 @@ function moderationFor(job: RelayJob): ((text: string) => Promise<ModerationResu
   url.search = '';
   const { 'openai-beta': _beta, ...headers } = job.upstream.headers;
   return async (text) => {
-    const res = await fetch(url, {
+    const res = await guardedFetch(url, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'omni-moderation-latest', input: text }),
-      signal: AbortSignal.timeout(10_000),
+      timeoutMs: 10_000,
+      maxBytes: 1024 * 1024,
     });
-    const body = (await res.json()) as {
+    const body = JSON.parse(res.body.toString('utf8')) as {
       results?: Array<{ flagged?: boolean; categories?: Record<string, boolean> }>;
     };
-    if (!res.ok || !Array.isArray(body.results)) throw new Error(`moderation answered ${res.status}`);
+    if (res.status !== 200 || !Array.isArray(body.results))
+      throw new Error(`moderation answered ${res.status}`);
     const categories = body.results.flatMap((r) =>
       Object.entries(r.categories ?? {})
         .filter(([, hit]) => hit)

@@ -12,7 +12,14 @@ import { asGatewayError, badRequest, forbidden, GatewayError, unauthorized } fro
 import { logger } from '../logger';
 import { buildPlan, type PlanTarget } from '../plan';
 import { Router } from '../router';
-import { type ResolvedTarget, readConfig, resolveTarget, routeOverrides, splitModel } from '../target';
+import {
+  checkRouteHosts,
+  type ResolvedTarget,
+  readConfig,
+  resolveTarget,
+  routeOverrides,
+  splitModel,
+} from '../target';
 import type { LogEntry } from '../usage-log';
 import { exceedsMessageLimit, keyInQuery, MAX_MESSAGE_BYTES, withSubprotocolHeaders } from './protocol';
 import type { RelayJob } from './session';
@@ -179,6 +186,7 @@ export class RealtimeSocketRoutes {
           ? await guardrailResolver.expand(config, principal.organisationId, principal.workspace)
           : undefined;
       const plan = buildPlan(config, routeOverrides(headers, slug));
+      await checkRouteHosts(plan, headers, principal, config);
       // A session has one upstream: targets refused for budget or rate limit make way for the next, as
       // on HTTP, and the first admitted target serves the whole session.
       const prepare = async (planned: PlanTarget) => {
