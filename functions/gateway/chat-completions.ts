@@ -21,6 +21,7 @@ import {
 } from './model-call';
 import { readUsage } from './pricing';
 import { bodyText, jsonBody } from './request-body';
+import { credentialMasker } from './secret-mask';
 import { SseParser, sseErrorEvent } from './sse';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
@@ -226,7 +227,11 @@ async function* relayStream(
       if (chunk && typeof chunk === 'object' && !Array.isArray(chunk)) {
         const c = chunk as Record<string, unknown>;
         if (c.error || ev.event === 'error') {
-          failure = providerError(502, c);
+          // The provider's error may echo its credential: the client and the log see it masked.
+          const masker = credentialMasker(target.apiKey);
+          failure = providerError(502, masker.maskValue(c));
+          out += masker.mask(ev.raw);
+          continue;
         } else {
           acc.add(c);
           const usageOnly = Array.isArray(c.choices) && c.choices.length === 0 && !!c.usage;

@@ -19,6 +19,7 @@ import {
 } from './model-call';
 import { passthroughOperations } from './passthrough';
 import { bodyText, jsonBody } from './request-body';
+import { credentialMasker } from './secret-mask';
 import { SseParser } from './sse';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
@@ -292,11 +293,15 @@ async function* relayResponseEvents(
   const read = (events: ReturnType<SseParser['push']>): string => {
     let out = '';
     for (const ev of events) {
-      out += ev.raw;
+      const raw = tryJson(ev.data ?? '');
+      const type = isObject(raw) ? (typeof raw.type === 'string' ? raw.type : ev.event) : ev.event;
+      // The provider's error may echo its credential: the client and the log see it masked.
+      const masker =
+        type === 'error' || type === 'response.failed' ? credentialMasker(target.apiKey) : undefined;
+      out += masker ? masker.mask(ev.raw) : ev.raw;
       if (ev.data === undefined) continue;
-      const data = tryJson(ev.data);
+      const data = masker ? masker.maskValue(raw) : raw;
       if (!isObject(data)) continue;
-      const type = typeof data.type === 'string' ? data.type : ev.event;
       if (type === 'response.output_text.delta' && typeof data.delta === 'string') text += data.delta;
       if (type && TERMINAL.has(type)) {
         ended = true;

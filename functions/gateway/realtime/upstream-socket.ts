@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
 import { checkOutboundUrl, guardedLookup } from '../address-guard';
 import { GatewayError, upstreamUnreachable } from '../errors';
+import { credentialMasker } from '../secret-mask';
 import { toGatewayError } from '../upstream';
 import type { RealtimeUpstream } from './upstream-endpoint';
 
@@ -71,7 +72,8 @@ export function openUpstreamSocket(
         socket.removeAllListeners('error');
         socket.on('error', () => undefined);
         socket.terminate();
-        fail(refusalOf(response.statusCode ?? 502, text));
+        // A refusal may echo the credential it was given: masked before it reaches the client or the log.
+        fail(refusalOf(response.statusCode ?? 502, credentialMasker(undefined, upstream.headers).mask(text)));
       });
     });
   });
