@@ -134,8 +134,9 @@ export function guardedLookup(
   };
   if (isIP(hostname)) {
     const reason = refusalReason(hostname);
-    if (reason) return callback(refused(hostname, reason), []);
-    return done([{ address: hostname, family: isIP(hostname) }]);
+    if (reason) callback(refused(hostname, reason), []);
+    else done([{ address: hostname, family: isIP(hostname) }]);
+    return;
   }
   resolver(hostname, (err, addresses) => {
     if (err) return callback(err, []);
