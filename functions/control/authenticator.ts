@@ -10,6 +10,8 @@ import type { Principal } from './principal';
 /** About the request being authenticated, for the audit log. */
 export interface AuthContext {
   requestId?: string;
+  /** The client's address: invalid JWTs are audited once per source, error and minute. */
+  source?: string;
 }
 
 /** Reads the bootstrap admin key from Secrets Manager on AWS; loaded once per container, on demand. */
@@ -87,7 +89,7 @@ export class Authenticator {
     context: AuthContext,
   ): Promise<Error> {
     if (error.organisationId === null) error.organisationId = await this.jwts.existingOrganisation(decoded);
-    await this.audit.recordInvalidJwt(token, error, context.requestId);
+    await this.audit.recordInvalidJwt(token, error, context.requestId, context.source);
     return unauthorized(error.message);
   }
 

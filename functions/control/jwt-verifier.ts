@@ -17,8 +17,10 @@ import {
   checkClaims,
   checkHeader,
   claimedOrganisation,
+  DEFAULT_MAX_TOKEN_LIFETIME_SECONDS,
   type DecodedJwt,
   JwtVerificationError,
+  type TokenRules,
 } from './jwt-token';
 import type { Principal } from './principal';
 
@@ -183,7 +185,7 @@ export class OrgKeySet {
   private nextRefreshAt = 0;
 
   constructor(
-    readonly record: JwtSettingsRecord,
+    public record: JwtSettingsRecord,
     private readonly options: JwtVerifierOptions,
   ) {
     if (record.jwks_url !== undefined) {
@@ -204,6 +206,16 @@ export class OrgKeySet {
   /** Same configuration: the caches of this instance (fetched set, key objects) stay valid. */
   matches(record: JwtSettingsRecord): boolean {
     return record.jwks_url === this.record.jwks_url && record.jwks_json === this.record.jwks_json;
+  }
+
+  /** The organisation's issuer, audience and lifetime rules, as the settings hold them now. */
+  rules(): TokenRules {
+    const r = this.record;
+    return {
+      ...(r.issuer !== undefined ? { issuer: r.issuer } : {}),
+      ...(r.audience !== undefined ? { audience: r.audience } : {}),
+      maxLifetimeSeconds: r.max_token_lifetime_seconds ?? DEFAULT_MAX_TOKEN_LIFETIME_SECONDS,
+    };
   }
 
   /** Verifies the signature; returns the key that verified it. */
@@ -264,6 +276,8 @@ interface CachedToken {
   kid: string;
   /** Modulus of the verifying key: a kid reused for another key does not keep old tokens alive. */
   n: string;
+  /** `updated_at` of the settings it was checked against. */
+  settingsAt: string;
 }
 
 interface SettingsEntry {
@@ -291,7 +305,12 @@ export class JwtTokenVerifier {
     const hit = this.tokens.get(hash);
     if (hit) {
       const keySet = await this.keySetFor(hit.principal.organisationId);
-      if (Date.now() / 1000 < hit.exp + this.options.skewSeconds && (await keySet?.holds(hit.kid, hit.n))) {
+      // Settings changed since (issuer, audience, lifetime): the token is checked afresh against them.
+      if (
+        Date.now() / 1000 < hit.exp + this.options.skewSeconds &&
+        keySet?.record.updated_at === hit.settingsAt &&
+        (await keySet.holds(hit.kid, hit.n))
+      ) {
         return hit.principal;
       }
       // Expired or its key removed: verify afresh, which fails with the reason and is audited.
@@ -310,7 +329,12 @@ export class JwtTokenVerifier {
       }
       knownOrganisation = organisationId;
       const jwk = await keySet.verify(decoded, kid);
-      const claims = checkClaims(decoded.payload, Date.now() / 1000, this.options.skewSeconds);
+      const claims = checkClaims(
+        decoded.payload,
+        Date.now() / 1000,
+        this.options.skewSeconds,
+        keySet.rules(),
+      );
       const [organisation, workspace] = await Promise.all([
         this.store.getOrganisation(organisationId),
         this.store.getWorkspace(organisationId, claims.workspace),
@@ -328,7 +352,13 @@ export class JwtTokenVerifier {
       if (this.tokens.size >= this.options.tokenCacheMax) {
         this.tokens.delete(this.tokens.keys().next().value as string);
       }
-      this.tokens.set(hash, { principal, exp: claims.exp, kid, n: String(jwk.n) });
+      this.tokens.set(hash, {
+        principal,
+        exp: claims.exp,
+        kid,
+        n: String(jwk.n),
+        settingsAt: keySet.record.updated_at,
+      });
       return principal;
     } catch (error) {
       // Unresolved (null) here is settled by the caller with `existingOrganisation`, once.
@@ -353,7 +383,10 @@ export class JwtTokenVerifier {
       const record = await this.store.getJwtSettings(organisationId);
       if (!record) return null;
       const before = previous ? await previous.catch(() => null) : null;
-      return before?.matches(record) ? before : new OrgKeySet(record, this.options);
+      if (!before?.matches(record)) return new OrgKeySet(record, this.options);
+      // Same keys: the caches stay, the token rules are the latest.
+      before.record = record;
+      return before;
     })();
     // A failed read is not remembered: the next request reads again.
     keySet.catch(() => {

@@ -82,6 +82,12 @@ export interface JwtSettingsRecord {
   jwks_url?: string;
   /** The static key set as JSON text: public parameters only, validated before it is stored. */
   jwks_json?: string;
+  /** Checked against `iss` when set. */
+  issuer?: string;
+  /** `aud` must hold one of these when set. */
+  audience?: string[];
+  /** Longest token lifetime accepted; 86400 when absent. */
+  max_token_lifetime_seconds?: number;
   created_at: string;
   updated_at: string;
 }

@@ -128,7 +128,10 @@ export class RealtimeSocketRoutes {
           'Keys in the URL are not accepted (URLs end up in access logs): send x-gateway-api-key, or the subprotocol gateway-key.<key>.',
         );
       }
-      principal = await this.deps.authenticator.authenticate(headers, { requestId: logId });
+      principal = await this.deps.authenticator.authenticate(headers, {
+        requestId: logId,
+        source: (event.requestContext as { identity?: { sourceIp?: string } }).identity?.sourceIp,
+      });
     } catch (error) {
       return refusal(asGatewayError(error), replyHeaders);
     }
