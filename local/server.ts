@@ -75,7 +75,9 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     env.AWS_SECRET_ACCESS_KEY ??= 'local';
   }
   await ensureTables(env.DYNAMODB_ENDPOINT);
-  const boot = await bootstrap(options.adminKey ?? env.GATEWAY_ADMIN_KEY);
+  const boot = await bootstrap(options.adminKey ?? env.GATEWAY_ADMIN_KEY, undefined, {
+    recover: env.GATEWAY_RECOVER_ADMIN_KEY === '1',
+  });
   await dashboard;
 
   installAwsLambdaShim();

@@ -106,7 +106,7 @@ export class Authenticator {
     });
     const secret = await this.adminSecret;
     if (!secret || !sameSecret(secret, key)) return undefined;
-    await bootstrap(key);
+    await bootstrap(key, undefined, { recover: process.env.GATEWAY_RECOVER_ADMIN_KEY === '1' });
     return this.apiKeys.authenticate(key, { fresh: true });
   }
 }

@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Scope } from '../operations';
 import { documentClient, queryByPrefix, tableName } from './dynamo';
 
@@ -111,6 +111,25 @@ export class ControlStore {
       new GetCommand({ TableName: TABLE(), Key: { pk: 'BOOTSTRAP', sk: 'BOOTSTRAP' }, ConsistentRead: true }),
     );
     return out.Item?.organisation_id as string | undefined;
+  }
+
+  /** Whether the bootstrap admin key was ever created: then a deleted one is never created again. */
+  async bootstrapAdminKeyCreated(): Promise<boolean> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: TABLE(), Key: { pk: 'BOOTSTRAP', sk: 'BOOTSTRAP' }, ConsistentRead: true }),
+    );
+    return out.Item?.admin_key_created === true;
+  }
+
+  async markBootstrapAdminKeyCreated(): Promise<void> {
+    await this.db.send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: { pk: 'BOOTSTRAP', sk: 'BOOTSTRAP' },
+        UpdateExpression: 'SET admin_key_created = :yes',
+        ExpressionAttributeValues: { ':yes': true },
+      }),
+    );
   }
 
   /** Records the bootstrap organisation once; returns the one that won if another start raced us. */
