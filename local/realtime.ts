@@ -107,6 +107,11 @@ function refuse(socket: Duplex, result: SocketResult): void {
   socket.end(`${head}\r\n\r\n${body}`);
 }
 
+function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  return /^127\./.test(address) || address === '::1' || /^::ffff:127\./i.test(address);
+}
+
 function awsError(res: ServerResponse, status: number, type: string, message: string): void {
   res.writeHead(status, { 'content-type': 'application/json', 'x-amzn-errortype': type });
   res.end(JSON.stringify({ message }));
@@ -247,24 +252,44 @@ export async function startLocalRealtime(root: string): Promise<LocalRealtime> {
     serveManagementApi(req, res) {
       const m = /^(?:\/[^/]+)?\/(?:@|%40)connections\/([^/?]+)/i.exec(req.url ?? '');
       if (!m?.[1]) return false;
-      const connectionId = decodeURIComponent(m[1]);
+      // Only the relay, on this machine, may post to a client's socket or close it.
+      if (!isLoopback(req.socket.remoteAddress)) {
+        awsError(res, 403, 'ForbiddenException', 'The management API accepts only loopback callers');
+        req.resume();
+        return true;
+      }
+      let connectionId: string;
+      try {
+        connectionId = decodeURIComponent(m[1]);
+      } catch {
+        awsError(res, 400, 'BadRequestException', 'Invalid connection id');
+        req.resume();
+        return true;
+      }
       const conn = connections.get(connectionId);
-      const gone = () => awsError(res, 410, 'GoneException', `Connection ${connectionId} is gone`);
+      const gone = () => awsError(res, 410, 'GoneException', 'The connection is gone');
       if (req.method === 'POST') {
         const chunks: Buffer[] = [];
-        req.on('data', (c: Buffer) => chunks.push(c));
+        let size = 0;
+        let refused = false;
+        req.on('data', (c: Buffer) => {
+          size += c.byteLength;
+          // Bounded like every other route: past API Gateway's limit nothing more is held.
+          if (size > MAX_MESSAGE_BYTES) refused = true;
+          else chunks.push(c);
+        });
+        req.on('error', () => undefined);
         req.on('end', () => {
+          if (refused) return awsError(res, 413, 'PayloadTooLargeException', 'Message too long');
           const body = Buffer.concat(chunks);
           if (!conn || conn.ws.readyState !== conn.ws.OPEN) return gone();
-          if (body.byteLength > MAX_MESSAGE_BYTES) {
-            return awsError(res, 413, 'PayloadTooLargeException', 'Message too long');
-          }
           conn.ws.send(body, { binary: !isUtf8(body) }, () => {
             res.writeHead(200).end();
           });
         });
         return true;
       }
+      req.resume();
       if (!conn) {
         gone();
         return true;
@@ -273,10 +298,15 @@ export async function startLocalRealtime(root: string): Promise<LocalRealtime> {
         // API Gateway closes with 1000; the relay's close code comes in a header only this server reads.
         const code = Number(req.headers[CLOSE_CODE_HEADER] ?? CLOSE_CODES.normal);
         const reason = String(req.headers[CLOSE_REASON_HEADER] ?? '');
-        conn.ws.close(
-          Number.isInteger(code) && code >= 1000 && code < 5000 ? code : CLOSE_CODES.normal,
-          reason,
-        );
+        try {
+          conn.ws.close(
+            Number.isInteger(code) && code >= 1000 && code < 5000 ? code : CLOSE_CODES.normal,
+            reason,
+          );
+        } catch {
+          // A code ws reserves (1005, 1006...) or a reason over 123 bytes: close plainly rather than crash.
+          conn.ws.close(CLOSE_CODES.normal);
+        }
         res.writeHead(204).end();
         return true;
       }
