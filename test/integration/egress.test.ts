@@ -148,7 +148,19 @@ describe('organisation egress settings', () => {
       .chat.completions.create({ model: 'gpt-4o-mini', messages });
     expect(fake.requests).toHaveLength(2);
 
-    // A config saved by a workspace key is the caller's choice, not the operator's.
+    // A key or config saved by a workspace key is the caller's choice, not the operator's.
+    const keyWriter = await gw.api('POST', '/api-keys', {
+      name: 'vk writer',
+      scopes: ['virtual_keys.write'],
+    });
+    const theirKey = await gw.api(
+      'POST',
+      '/virtual-keys',
+      { name: 'theirs', provider: 'openai', key: 'sk-theirs', custom_host: fake.url },
+      keyWriter.body.key,
+    );
+    expect(theirKey.status).toBe(400);
+    expect(theirKey.body.error).toMatchObject({ code: 'host_not_allowed', param: 'custom_host' });
     const writer = await gw.api('POST', '/api-keys', {
       name: 'writer',
       scopes: ['configs.write', 'completions.write'],
