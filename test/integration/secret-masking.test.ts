@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { type RunningGateway, startGateway } from '../../local/server';
 import { type FakeOpenAI, openSse, sendJson, sseData, startFakeOpenAI } from '../support/fake-openai';
+import { type FakeRealtime, startFakeRealtime } from '../support/fake-realtime';
 
 // The embedded DynamoDB on disk, so that its files can be searched for credentials.
 const ADMIN_KEY = 'gwk_masking_admin_key_0123456789';
@@ -16,15 +18,18 @@ const messages = [{ role: 'user' as const, content: 'hi' }];
 let gw: RunningGateway;
 let fake: FakeOpenAI;
 let dataDir: string;
+let realtime: FakeRealtime;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'gateway-mask-'));
   fake = await startFakeOpenAI();
+  realtime = await startFakeRealtime();
   gw = await startGateway({ port: 0, dataDir, adminKey: ADMIN_KEY });
 });
 afterAll(async () => {
   await gw?.close();
   await fake?.close();
+  await realtime?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
 beforeEach(() => fake.reset());
@@ -161,5 +166,42 @@ describe('credentials in provider errors', () => {
         expect(bytes.includes(secret.slice(-12)), `${secret} in ${file}`).toBe(false);
       }
     }
+  });
+
+  it('are masked in realtime error events relayed from the provider', async () => {
+    const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/v1/realtime?model=gpt-realtime`, {
+      headers: {
+        'x-gateway-api-key': ADMIN_KEY,
+        'x-gateway-custom-host': realtime.url,
+        authorization: `Bearer ${PASSTHROUGH}`,
+      },
+    });
+    const events: string[] = [];
+    const gotError = new Promise<string>((resolve) =>
+      ws.on('message', (data) => {
+        const text = data.toString();
+        events.push(text);
+        if (text.includes('"type":"error"')) resolve(text);
+      }),
+    );
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    // Wait for the provider's session: the relay has connected upstream.
+    while (realtime.sessions.length === 0) await new Promise((r) => setTimeout(r, 10));
+    const session = realtime.sessions[0];
+    const key = keyOf(session?.headers.authorization);
+    expect(key).toBe(PASSTHROUGH);
+    session?.socket.send(
+      JSON.stringify({
+        type: 'error',
+        error: { type: 'invalid_request_error', message: `Incorrect API key provided: ${key}` },
+      }),
+    );
+    const error = await gotError;
+    expect(error).toContain('Incorrect API key provided: sk-...');
+    expectNoSecret(events.join('\n'), [PASSTHROUGH]);
+    ws.close();
   });
 });
