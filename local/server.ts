@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
 import { buildDashboard } from '../dashboard/build';
 import { bootstrap } from '../functions/control/bootstrap';
+import { configureAddressGuard, egressFromEnv } from '../functions/gateway/address-guard';
 import type { HttpEvent } from '../functions/gateway/http';
 import { compileRoutes, matchRoute } from '../functions/middleware/route';
 import { FUNCTION_GROUPS, type FunctionGroupName, OPERATIONS } from '../functions/operations';
@@ -49,6 +50,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   env.GATEWAY_DATA_DIR = dataDir;
   // Tells the handlers they run locally: e.g. a JWKS may then be served over plain HTTP on loopback.
   env.GATEWAY_LOCAL = '1';
+  configureAddressGuard({ environment: egressFromEnv(env) });
   env.AWS_REGION ??= 'us-east-1';
   env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
   // EMF records are for CloudWatch; on a laptop they would only flood stdout.

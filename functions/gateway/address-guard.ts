@@ -24,13 +24,14 @@ type Resolver = (hostname: string, callback: (err: Error | null, addresses: Look
 const systemResolver: Resolver = (hostname, callback) =>
   dnsLookup(hostname, { all: true }, (err, addresses) => callback(err, addresses ?? []));
 
-/** Reads the environment once per container; `GATEWAY_ALLOW_PRIVATE_HOSTS` is set by CDK context on AWS. */
+/**
+ * Reads the environment once per container; `GATEWAY_ALLOW_PRIVATE_HOSTS` is set by CDK context on AWS.
+ * The local runtime (`GATEWAY_LOCAL=1`) keeps its local rules wherever it runs.
+ */
 export function egressFromEnv(env: NodeJS.ProcessEnv = process.env): EgressEnvironment {
-  const onAws = !!(
-    env.AWS_LAMBDA_FUNCTION_NAME ||
-    env.ECS_CONTAINER_METADATA_URI_V4 ||
-    env.AWS_EXECUTION_ENV
-  );
+  const onAws =
+    env.GATEWAY_LOCAL !== '1' &&
+    !!(env.AWS_LAMBDA_FUNCTION_NAME || env.ECS_CONTAINER_METADATA_URI_V4 || env.AWS_EXECUTION_ENV);
   const flag = env.GATEWAY_ALLOW_PRIVATE_HOSTS?.trim().toLowerCase();
   return { onAws, allowPrivate: onAws ? flag === 'true' : flag !== 'false' };
 }

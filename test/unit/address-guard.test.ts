@@ -112,6 +112,10 @@ describe('address guard', () => {
       onAws: true,
       allowPrivate: false,
     });
+    expect(egressFromEnv({ ECS_CONTAINER_METADATA_URI_V4: 'http://x', GATEWAY_LOCAL: '1' })).toEqual({
+      onAws: false,
+      allowPrivate: true,
+    });
     expect(egressFromEnv({ AWS_LAMBDA_FUNCTION_NAME: 'f', GATEWAY_ALLOW_PRIVATE_HOSTS: 'true' })).toEqual({
       onAws: true,
       allowPrivate: true,
