@@ -19,8 +19,8 @@ export interface BootstrapOptions {
 
 /**
  * Creates the default organisation, its `default` workspace and an organisation admin key, once.
- * Idempotent and safe to race: every write is conditional. The admin key is created only the first
- * time: once deleted, presenting the bootstrap value again is a 401 unless `recover` is set.
+ * Idempotent and safe to race: every write is conditional. A given admin key value creates its key only
+ * once: after that key is deleted, presenting the value again is a 401 unless `recover` is set.
  */
 export async function bootstrap(
   adminKey: string | undefined,
@@ -40,18 +40,18 @@ export async function bootstrap(
     created_at: now,
   });
 
-  if (!options.recover && (await store.bootstrapAdminKeyCreated())) return { organisationId };
+  const created = await store.bootstrapAdminKeyHashes();
   let generatedAdminKey: string | undefined;
   let key = adminKey;
   if (!key) {
+    if (!options.recover && created.size > 0) return { organisationId };
     const existing = await store.listApiKeys(organisationId);
-    if (!options.recover && existing.some((k) => k.type === 'organisation')) {
-      await store.markBootstrapAdminKeyCreated();
-      return { organisationId };
-    }
+    if (!options.recover && existing.some((k) => k.type === 'organisation')) return { organisationId };
     key = generatedAdminKey = generateKey();
   }
   const hash = hashKey(key);
+  // A value that made a key once never makes it again: deleting that key is final.
+  if (!options.recover && created.has(hash)) return { organisationId };
   if (!(await store.getApiKeyByHash(hash))) {
     await store.putApiKey({
       id: `key_${newId()}`,
@@ -65,6 +65,6 @@ export async function bootstrap(
       created_at: now,
     });
   }
-  await store.markBootstrapAdminKeyCreated();
+  await store.rememberBootstrapAdminKey(hash);
   return { organisationId, generatedAdminKey };
 }

@@ -113,21 +113,21 @@ export class ControlStore {
     return out.Item?.organisation_id as string | undefined;
   }
 
-  /** Whether the bootstrap admin key was ever created: then a deleted one is never created again. */
-  async bootstrapAdminKeyCreated(): Promise<boolean> {
+  /** Hashes of every admin key bootstrap created: a deleted one is never created again from its value. */
+  async bootstrapAdminKeyHashes(): Promise<Set<string>> {
     const out = await this.db.send(
       new GetCommand({ TableName: TABLE(), Key: { pk: 'BOOTSTRAP', sk: 'BOOTSTRAP' }, ConsistentRead: true }),
     );
-    return out.Item?.admin_key_created === true;
+    return new Set((out.Item?.admin_key_hashes as Set<string> | undefined) ?? []);
   }
 
-  async markBootstrapAdminKeyCreated(): Promise<void> {
+  async rememberBootstrapAdminKey(hash: string): Promise<void> {
     await this.db.send(
       new UpdateCommand({
         TableName: TABLE(),
         Key: { pk: 'BOOTSTRAP', sk: 'BOOTSTRAP' },
-        UpdateExpression: 'SET admin_key_created = :yes',
-        ExpressionAttributeValues: { ':yes': true },
+        UpdateExpression: 'ADD admin_key_hashes :hash',
+        ExpressionAttributeValues: { ':hash': new Set([hash]) },
       }),
     );
   }
