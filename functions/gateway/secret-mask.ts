@@ -85,6 +85,18 @@ function headerSecrets(name: string, value: string): string[] {
   return [cut === -1 ? value : value.slice(cut + 1).trim()];
 }
 
+/** A JSON credential (Bedrock access keys) is its secret fields; its region is no secret. */
+function credentialParts(credential: string): string[] {
+  if (!credential.trim().startsWith('{')) return [credential];
+  try {
+    return Object.entries(JSON.parse(credential) as Record<string, unknown>)
+      .filter(([k, v]) => k !== 'region' && typeof v === 'string' && v.length >= 8)
+      .map(([, v]) => v as string);
+  } catch {
+    return [credential];
+  }
+}
+
 /**
  * A masker for every credential one call used: the target's credential (and each field of a JSON one,
  * such as Bedrock access keys) and whatever credential headers went upstream.
@@ -94,18 +106,7 @@ export function credentialMasker(
   sentHeaders: Record<string, string> = {},
 ): SecretMasker {
   const secrets: string[] = [];
-  if (credential) {
-    secrets.push(credential);
-    if (credential.trim().startsWith('{')) {
-      try {
-        for (const [k, v] of Object.entries(JSON.parse(credential) as Record<string, unknown>)) {
-          if (k !== 'region' && typeof v === 'string' && v.length >= 8) secrets.push(v);
-        }
-      } catch {
-        // not JSON after all: the whole text is the credential
-      }
-    }
-  }
+  if (credential) secrets.push(...credentialParts(credential));
   for (const [name, value] of Object.entries(sentHeaders)) {
     if (CREDENTIAL_HEADERS.includes(name.toLowerCase()))
       secrets.push(...headerSecrets(name.toLowerCase(), value));

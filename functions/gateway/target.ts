@@ -126,7 +126,8 @@ const inlineConfig = (headers: Record<string, string>) =>
 
 /** The stored credential a target names, described for an error: a virtual key or a saved config's api_key. */
 function storedCredential(target: PlanTarget, headers: Record<string, string>): string | undefined {
-  if (target.virtualKey) return `virtual key "${target.virtualKey.value}" (${target.virtualKey.param})`;
+  if (target.virtualKey)
+    return `virtual key "${target.virtualKey.value.slice(0, 64)}" (${target.virtualKey.param})`;
   if (target.apiKey !== undefined && headers['x-gateway-config'] !== undefined && !inlineConfig(headers)) {
     return "the saved config's api_key";
   }
