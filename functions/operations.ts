@@ -346,6 +346,22 @@ export const OPERATIONS: readonly Operation[] = [
     logged: false,
   },
   {
+    name: 'organisation.egress.put',
+    method: 'PUT',
+    path: '/v1/organisation/egress',
+    group: 'control',
+    access: admin,
+    logged: false,
+  },
+  {
+    name: 'organisation.egress.get',
+    method: 'GET',
+    path: '/v1/organisation/egress',
+    group: 'control',
+    access: admin,
+    logged: false,
+  },
+  {
     name: 'audit_logs.list',
     method: 'GET',
     path: '/v1/audit-logs',

@@ -17,6 +17,7 @@ import {
   aws_logs as logs,
   aws_lambda_nodejs as nodejs,
   RemovalPolicy,
+  SecretValue,
   Stack,
   type StackProps,
   aws_s3 as s3,
@@ -92,6 +93,12 @@ export interface GatewayStackProps extends StackProps {
   /** Serve the base URL on this domain too, with `certificateArn` (ACM, us-east-1); TLS 1.2 minimum. */
   domainName?: string;
   certificateArn?: string;
+  /** Lets functions reach private (RFC 1918, unique-local) addresses: a risk, for private model servers. */
+  allowPrivateHosts?: boolean;
+  /** One-off recovery: the admin-key secret creates an admin key again after every one was deleted. */
+  recoverAdminKey?: boolean;
+  /** The origin secret's version CloudFront sends; set after a rotation so the distribution takes it. */
+  originSecretVersionId?: string;
 }
 
 /** Every function of the stack: the function URL groups and the realtime functions. */
@@ -137,6 +144,7 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
   if ((domainName === undefined) !== (certificateArn === undefined)) {
     throw new Error('gateway:domainName and gateway:certificateArn go together: give both or neither');
   }
+  const versionId = node.tryGetContext('gateway:originSecretVersionId');
   if (alarmEmail !== undefined && !(typeof alarmEmail === 'string' && /^[^@\s]+@[^@\s]+$/.test(alarmEmail))) {
     throw new Error(`gateway:alarmEmail must be an email address, got ${JSON.stringify(alarmEmail)}`);
   }
@@ -162,6 +170,9 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
     ...(webAclArn ? { webAclArn: String(webAclArn) } : {}),
     ...(wafRateLimit !== undefined ? { wafRateLimit: Number(wafRateLimit) } : {}),
     ...(domainName ? { domainName: String(domainName), certificateArn: String(certificateArn) } : {}),
+    allowPrivateHosts: flag(node.tryGetContext('gateway:allowPrivateHosts') ?? false),
+    recoverAdminKey: flag(node.tryGetContext('gateway:recoverAdminKey') ?? false),
+    ...(typeof versionId === 'string' && versionId ? { originSecretVersionId: versionId } : {}),
   };
 }
 
@@ -223,14 +234,17 @@ export interface GroupGrants {
   tables: Record<TableName, DataAccess>;
   blobBucket: DataAccess;
   adminKeySecret: { read: boolean };
-  /** Provider credentials of virtual keys, the secrets under VIRTUAL_KEY_SECRET_PREFIX. */
+  /** Provider credentials of virtual keys, the secrets under the stack's virtualKeySecretPrefix. */
   virtualKeySecrets: DataAccess;
   /** Calls Bedrock with its own role, for virtual keys whose credential names no access keys. */
   bedrockInvoke: boolean;
 }
 
-/** Every virtual key's secret lives under this name prefix, so IAM can name exactly those secrets. */
-export const VIRTUAL_KEY_SECRET_PREFIX = 'gateway/virtual-keys/';
+/**
+ * Every virtual key's secret lives under this name prefix, so IAM can name exactly those secrets; the
+ * stack's name in it keeps two stacks in one account from reading each other's keys.
+ */
+export const virtualKeySecretPrefix = (stackName: string) => `gateway/${stackName}/virtual-keys/`;
 
 /**
  * Permissions a function needs, from the operations it serves, so a new group in operations.ts gets the
@@ -411,6 +425,8 @@ export class GatewayStack extends Stack {
       GATEWAY_STREAM_PADDING_BYTES: String(streamPaddingBytes),
       POWERTOOLS_SERVICE_NAME: 'gateway',
       GATEWAY_ORIGIN_SECRET_ARN: this.originSecret.secretArn,
+      ...(props.allowPrivateHosts ? { GATEWAY_ALLOW_PRIVATE_HOSTS: 'true' } : {}),
+      ...(props.recoverAdminKey ? { GATEWAY_RECOVER_ADMIN_KEY: '1' } : {}),
       ...(sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
     };
 
@@ -434,6 +450,7 @@ export class GatewayStack extends Stack {
           environment,
           grantsFor(operationsOf(name)),
           this.adminKeySecret.secretArn,
+          virtualKeySecretPrefix(this.stackName),
         ),
         logGroup: new logs.LogGroup(this, `${id}FunctionLogs`, { retention: logRetention, removalPolicy }),
       });
@@ -462,7 +479,8 @@ export class GatewayStack extends Stack {
       environment,
       socketGrants: grantsFor([REALTIME_OPERATION]),
       grantData: (fn, grants) => this.grant(fn, grants),
-      environmentFor: (grants) => environmentFor({}, grants, this.adminKeySecret.secretArn),
+      environmentFor: (grants) =>
+        environmentFor({}, grants, this.adminKeySecret.secretArn, virtualKeySecretPrefix(this.stackName)),
       bundling: lambdaBundling(sourceMaps),
       logRetention,
       removalPolicy,
@@ -478,7 +496,11 @@ export class GatewayStack extends Stack {
       functionUrls: urls as Record<FunctionGroupName, lambda.FunctionUrl>,
       operations: OPERATIONS,
       defaultGroup: 'control',
-      originSecret: this.originSecret.secretValue.unsafeUnwrap(),
+      // A pinned version changes the template, so CloudFormation resolves the rotated value for CloudFront.
+      originSecret: (props.originSecretVersionId
+        ? SecretValue.secretsManager(this.originSecret.secretArn, { versionId: props.originSecretVersionId })
+        : this.originSecret.secretValue
+      ).unsafeUnwrap(),
       readTimeoutSeconds: props.originReadTimeoutSeconds ?? DEFAULT_ORIGIN_READ_TIMEOUT_SECONDS,
       realtime: {
         path: REALTIME_OPERATION.path,
@@ -689,7 +711,7 @@ export class GatewayStack extends Stack {
     const virtualKeySecrets = Stack.of(this).formatArn({
       service: 'secretsmanager',
       resource: 'secret',
-      resourceName: `${VIRTUAL_KEY_SECRET_PREFIX}*`,
+      resourceName: `${virtualKeySecretPrefix(Stack.of(this).stackName)}*`,
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
     const secretsReason =
@@ -717,12 +739,13 @@ export function environmentFor(
   shared: Record<string, string>,
   grants: GroupGrants,
   adminKeySecretArn: string,
+  secretPrefix: string,
 ): Record<string, string> {
   return {
     ...shared,
     ...(grants.adminKeySecret.read ? { GATEWAY_ADMIN_KEY_SECRET_ARN: adminKeySecretArn } : {}),
     ...(grants.virtualKeySecrets.read || grants.virtualKeySecrets.write
-      ? { GATEWAY_SECRET_PREFIX: VIRTUAL_KEY_SECRET_PREFIX }
+      ? { GATEWAY_SECRET_PREFIX: secretPrefix }
       : {}),
   };
 }

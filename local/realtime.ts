@@ -109,6 +109,11 @@ function refuse(socket: Duplex, result: SocketResult): void {
   socket.end(`${head}\r\n\r\n${body}`);
 }
 
+function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  return /^127\./.test(address) || address === '::1' || /^::ffff:127\./i.test(address);
+}
+
 function awsError(res: ServerResponse, status: number, type: string, message: string): void {
   res.writeHead(status, { 'content-type': 'application/json', 'x-amzn-errortype': type });
   res.end(JSON.stringify({ message }));
@@ -249,25 +254,33 @@ export async function startLocalRealtime(root: string): Promise<LocalRealtime> {
     serveManagementApi(req, res) {
       const m = /^(?:\/[^/]+)?\/(?:@|%40)connections\/([^/?]+)/i.exec(req.url ?? '');
       if (!m?.[1]) return false;
+      // Only the relay, on this machine, may post to a client's socket or close it.
+      if (!isLoopback(req.socket.remoteAddress)) {
+        awsError(res, 403, 'ForbiddenException', 'The management API accepts only loopback callers');
+        req.resume();
+        return true;
+      }
       const connectionId = decodePathParam(m[1]);
       if (connectionId === undefined) {
         awsError(res, 400, 'BadRequestException', 'The connection id has a malformed percent-escape.');
+        req.resume();
         return true;
       }
       const conn = connections.get(connectionId);
-      const gone = () => awsError(res, 410, 'GoneException', `Connection ${connectionId} is gone`);
+      const gone = () => awsError(res, 410, 'GoneException', 'The connection is gone');
       if (req.method === 'POST') {
         const chunks: Buffer[] = [];
-        let received = 0;
+        let size = 0;
+        let refused = false;
         req.on('data', (c: Buffer) => {
-          received += c.byteLength;
-          // Past the limit nothing more is held: the reply is already known.
-          if (received <= MAX_MESSAGE_BYTES) chunks.push(c);
+          size += c.byteLength;
+          // Bounded like every other route: past API Gateway's limit nothing more is held.
+          if (size > MAX_MESSAGE_BYTES) refused = true;
+          else chunks.push(c);
         });
+        req.on('error', () => undefined);
         req.on('end', () => {
-          if (received > MAX_MESSAGE_BYTES) {
-            return awsError(res, 413, 'PayloadTooLargeException', 'Message too long');
-          }
+          if (refused) return awsError(res, 413, 'PayloadTooLargeException', 'Message too long');
           const body = Buffer.concat(chunks);
           if (!conn || conn.ws.readyState !== conn.ws.OPEN) return gone();
           conn.ws.send(body, { binary: !isUtf8(body) }, () => {
@@ -276,6 +289,7 @@ export async function startLocalRealtime(root: string): Promise<LocalRealtime> {
         });
         return true;
       }
+      req.resume();
       if (!conn) {
         gone();
         return true;
@@ -284,10 +298,15 @@ export async function startLocalRealtime(root: string): Promise<LocalRealtime> {
         // API Gateway closes with 1000; the relay's close code comes in a header only this server reads.
         const code = Number(req.headers[CLOSE_CODE_HEADER] ?? CLOSE_CODES.normal);
         const reason = String(req.headers[CLOSE_REASON_HEADER] ?? '');
-        conn.ws.close(
-          Number.isInteger(code) && code >= 1000 && code < 5000 ? code : CLOSE_CODES.normal,
-          reason,
-        );
+        try {
+          conn.ws.close(
+            Number.isInteger(code) && code >= 1000 && code < 5000 ? code : CLOSE_CODES.normal,
+            reason,
+          );
+        } catch {
+          // A code ws reserves (1005, 1006...) or a reason over 123 bytes: close plainly rather than crash.
+          conn.ws.close(CLOSE_CODES.normal);
+        }
         res.writeHead(204).end();
         return true;
       }

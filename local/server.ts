@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
 import { buildDashboard } from '../dashboard/build';
 import { bootstrap } from '../functions/control/bootstrap';
+import { configureAddressGuard, egressFromEnv } from '../functions/gateway/address-guard';
 import type { HttpEvent } from '../functions/gateway/http';
 import { compileRoutes, matchRoute } from '../functions/middleware/route';
 import { FUNCTION_GROUPS, type FunctionGroupName, OPERATIONS } from '../functions/operations';
@@ -82,6 +83,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   env.GATEWAY_DATA_DIR = dataDir;
   // Tells the handlers they run locally: e.g. a JWKS may then be served over plain HTTP on loopback.
   env.GATEWAY_LOCAL = '1';
+  configureAddressGuard({ environment: egressFromEnv(env) });
   env.AWS_REGION ??= 'us-east-1';
   const level = logLevel(env);
   env.POWERTOOLS_LOG_LEVEL ??= level === 'error' ? 'ERROR' : 'WARN';
@@ -112,7 +114,9 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     env.AWS_SECRET_ACCESS_KEY ??= 'local';
   }
   await ensureTables(env.DYNAMODB_ENDPOINT);
-  const boot = await bootstrap(options.adminKey ?? env.GATEWAY_ADMIN_KEY);
+  const boot = await bootstrap(options.adminKey ?? env.GATEWAY_ADMIN_KEY, undefined, {
+    recover: env.GATEWAY_RECOVER_ADMIN_KEY === '1',
+  });
   await dashboard;
 
   installAwsLambdaShim();

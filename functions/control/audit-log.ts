@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { badRequest } from '../gateway/errors';
 import { newId } from '../gateway/ids';
 import { logger } from '../gateway/logger';
@@ -8,6 +9,7 @@ import { parseLimit } from './list-query';
 import type { Principal } from './principal';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+const AUDIT_WINDOW_SECONDS = 60;
 
 export function presentAuditEntry(entry: AuditEntry) {
   return { object: 'audit_log', ...entry };
@@ -24,7 +26,12 @@ export class AuditLog {
    * Records an invalid JWT with the token masked. Awaited by the caller so the entry is durable before
    * the 401 leaves; a failed write is logged (without the token) and never changes the reply.
    */
-  async recordInvalidJwt(token: string, error: JwtVerificationError, requestId?: string): Promise<void> {
+  async recordInvalidJwt(
+    token: string,
+    error: JwtVerificationError,
+    requestId?: string,
+    source = 'unknown',
+  ): Promise<void> {
     const entry: AuditEntry = {
       id: newId(),
       timestamp: new Date().toISOString(),
@@ -34,9 +41,15 @@ export class AuditLog {
       error: error.message,
       ...(error.detail !== undefined ? { detail: error.detail } : {}),
       ...(requestId !== undefined ? { request_id: requestId } : {}),
+      source,
     };
+    // One entry per source, error and minute, with a count: a flood of junk tokens stays a few entries.
+    const minute = Math.floor(Date.now() / (AUDIT_WINDOW_SECONDS * 1000));
+    const windowKey = createHash('sha256')
+      .update(`${source}\n${error.message}\n${minute}`)
+      .digest('base64url');
     try {
-      await this.store.put(entry);
+      await this.store.putOncePerWindow(entry, windowKey, AUDIT_WINDOW_SECONDS);
     } catch (failure) {
       logger.error('audit log write failed', {
         entry: { ...entry },

@@ -10,6 +10,8 @@ import type { Principal } from './principal';
 /** About the request being authenticated, for the audit log. */
 export interface AuthContext {
   requestId?: string;
+  /** The client's address: invalid JWTs are audited once per source, error and minute. */
+  source?: string;
 }
 
 /** Reads the bootstrap admin key from Secrets Manager on AWS; loaded once per container, on demand. */
@@ -104,7 +106,7 @@ export class Authenticator {
     context: AuthContext,
   ): Promise<Error> {
     if (error.organisationId === null) error.organisationId = await this.jwts.existingOrganisation(decoded);
-    await this.audit.recordInvalidJwt(token, error, context.requestId);
+    await this.audit.recordInvalidJwt(token, error, context.requestId, context.source);
     return unauthorized(error.message);
   }
 
@@ -121,7 +123,7 @@ export class Authenticator {
     });
     const secret = await this.adminSecret;
     if (!secret || !sameSecret(secret, key)) return undefined;
-    await bootstrap(key);
+    await bootstrap(key, undefined, { recover: process.env.GATEWAY_RECOVER_ADMIN_KEY === '1' });
     return this.apiKeys.authenticate(key, { fresh: true });
   }
 }

@@ -70,6 +70,7 @@ export class ConfigService {
       organisation_id: caller.organisationId,
       workspace,
       config_json: JSON.stringify(body.config),
+      created_by_admin: caller.isOrganisationAdmin,
       created_at: now,
       updated_at: now,
     };
@@ -101,6 +102,7 @@ export class ConfigService {
       ...existing,
       name: body.name ?? existing.name,
       config_json: JSON.stringify(body.config),
+      created_by_admin: caller.isOrganisationAdmin,
       updated_at: new Date().toISOString(),
     };
     await this.store.putConfig(record);

@@ -4,6 +4,7 @@ import { bodyText, jsonBody } from '../gateway/request-body';
 import { ApiKeyService, presentKey } from './api-keys';
 import { AuditLog, presentAuditEntry } from './audit-log';
 import { ConfigService, presentConfig } from './configs';
+import { egressSettings } from './egress-settings';
 import { GuardrailService, presentGuardrail } from './guardrails';
 import { JwtSettingsService, presentJwtSettings } from './jwt-settings';
 import { OrganisationService, presentWorkspace } from './organisation';
@@ -147,6 +148,12 @@ export const controlOperations: Record<string, OperationHandler> = {
     await jwtSettings.delete(caller(state));
     return jsonResult(200, { object: 'organisation.jwt', deleted: true });
   },
+
+  'organisation.egress.put': async (event, state) =>
+    jsonResult(200, await egressSettings.put(caller(state), jsonBody(bodyText(event)))),
+
+  'organisation.egress.get': async (_event, state) =>
+    jsonResult(200, await egressSettings.get(caller(state))),
 
   'audit_logs.list': async (event, state) => {
     const page = await auditLog.list(caller(state), event.queryStringParameters ?? {});

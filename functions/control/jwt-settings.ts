@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { badRequest, notFound } from '../gateway/errors';
 import { ControlStore, type JwtSettingsRecord } from '../store/control-store';
 import { asObject } from './api-keys';
+import { DEFAULT_MAX_TOKEN_LIFETIME_SECONDS } from './jwt-token';
 import type { Principal } from './principal';
 
 // The organisation's JWT key set: a JWKS URL or a static JWKS, exactly one. Public RSA keys of 2048 bits
@@ -138,9 +139,51 @@ export function presentJwtSettings(record: JwtSettingsRecord) {
     organisation_id: record.organisation_id,
     ...(record.jwks_url !== undefined ? { jwks_url: record.jwks_url } : {}),
     ...(record.jwks_json !== undefined ? { jwks: JSON.parse(record.jwks_json) as KeySet } : {}),
+    issuer: record.issuer ?? null,
+    audience: record.audience ?? null,
+    max_token_lifetime_seconds: record.max_token_lifetime_seconds ?? DEFAULT_MAX_TOKEN_LIFETIME_SECONDS,
     created_at: record.created_at,
     updated_at: record.updated_at,
   };
+}
+
+const SETTINGS_FIELDS = ['jwks_url', 'jwks', 'issuer', 'audience', 'max_token_lifetime_seconds'];
+const MAX_LIFETIME = 366 * 86_400;
+
+/** The optional `issuer`, `audience` (a string or a list) and `max_token_lifetime_seconds`. */
+function parseTokenRules(
+  body: Record<string, unknown>,
+): Pick<JwtSettingsRecord, 'issuer' | 'audience' | 'max_token_lifetime_seconds'> {
+  const rules: Pick<JwtSettingsRecord, 'issuer' | 'audience' | 'max_token_lifetime_seconds'> = {};
+  const { issuer, audience, max_token_lifetime_seconds: lifetime } = body;
+  if (issuer !== undefined && issuer !== null) {
+    if (typeof issuer !== 'string' || issuer === '' || issuer.length > 1024) {
+      throw badRequest('issuer must be a string of 1 to 1024 characters.', 'issuer');
+    }
+    rules.issuer = issuer;
+  }
+  if (audience !== undefined && audience !== null) {
+    const list = typeof audience === 'string' ? [audience] : audience;
+    if (
+      !Array.isArray(list) ||
+      list.length === 0 ||
+      list.length > 20 ||
+      list.some((a) => typeof a !== 'string' || a === '' || a.length > 1024)
+    ) {
+      throw badRequest('audience must be a string or a list of 1 to 20 strings.', 'audience');
+    }
+    rules.audience = list as string[];
+  }
+  if (lifetime !== undefined && lifetime !== null) {
+    if (!Number.isInteger(lifetime) || (lifetime as number) < 60 || (lifetime as number) > MAX_LIFETIME) {
+      throw badRequest(
+        `max_token_lifetime_seconds must be a whole number from 60 to ${MAX_LIFETIME}.`,
+        'max_token_lifetime_seconds',
+      );
+    }
+    rules.max_token_lifetime_seconds = lifetime as number;
+  }
+  return rules;
 }
 
 export class JwtSettingsService {
@@ -155,10 +198,11 @@ export class JwtSettingsService {
   /** Replaces the key set configuration; validated here so a bad key set is a 400, not failed logins. */
   async put(caller: Principal, input: unknown): Promise<JwtSettingsRecord> {
     const body = asObject(input);
-    const unknown = Object.keys(body).filter((k) => k !== 'jwks_url' && k !== 'jwks');
+    const unknown = Object.keys(body).filter((k) => !SETTINGS_FIELDS.includes(k));
     if (unknown.length > 0) {
       throw badRequest(`Unknown fields: ${unknown.join(', ')}. Send jwks_url or jwks.`, unknown[0] ?? null);
     }
+    const rules = parseTokenRules(body);
     const hasUrl = body.jwks_url !== undefined && body.jwks_url !== null;
     const hasJwks = body.jwks !== undefined && body.jwks !== null;
     if (hasUrl === hasJwks) {
@@ -168,6 +212,7 @@ export class JwtSettingsService {
     const existing = await this.store.getJwtSettings(caller.organisationId);
     const record: JwtSettingsRecord = {
       organisation_id: caller.organisationId,
+      ...rules,
       created_at: existing?.created_at ?? now,
       updated_at: now,
     };

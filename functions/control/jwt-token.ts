@@ -25,6 +25,9 @@ export const JWT_FAILURES = {
   expired: 'Token Expired',
   not_yet_valid: 'Token Not Yet Valid (nbf)',
   issued_in_future: 'Token Issued In The Future (iat)',
+  lifetime_too_long: 'Token Lifetime Exceeds The Maximum Allowed (exp - iat)',
+  wrong_issuer: 'Invalid Issuer (iss)',
+  wrong_audience: 'Invalid Audience (aud)',
   invalid_claim: 'Invalid Claim',
   missing_workspace: 'Missing Workspace Claim (gateway_workspace or workspace_slug)',
   missing_scope: 'Missing Scope Claim (scope or scopes)',
@@ -146,6 +149,17 @@ export interface GatewayClaims {
   exp: number;
 }
 
+/** An organisation's own rules for its tokens, from its key-set settings. */
+export interface TokenRules {
+  issuer?: string;
+  /** A token's `aud` (a string or an array) must hold one of these. */
+  audience?: string[];
+  /** The longest `exp - iat` accepted, or `exp - now` for a token without `iat`. */
+  maxLifetimeSeconds: number;
+}
+
+export const DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 86_400;
+
 /** Checks the header rules that come before any key is looked up. */
 export function checkHeader(header: Record<string, unknown>): string {
   if (header.alg !== 'RS256') throw new JwtVerificationError('algorithm');
@@ -162,6 +176,7 @@ export function checkClaims(
   payload: Record<string, unknown>,
   nowSeconds: number,
   skewSeconds: number,
+  rules: TokenRules = { maxLifetimeSeconds: DEFAULT_MAX_TOKEN_LIFETIME_SECONDS },
 ): GatewayClaims {
   const { exp, nbf, iat } = payload;
   if (exp === undefined) throw new JwtVerificationError('missing_exp');
@@ -177,6 +192,20 @@ export function checkClaims(
     if (typeof iat !== 'number' || !Number.isFinite(iat))
       throw new JwtVerificationError('invalid_claim', 'iat');
     if (iat - skewSeconds > nowSeconds) throw new JwtVerificationError('issued_in_future');
+  }
+  // A stolen long-lived token would outlive every rotation: the organisation bounds how long one may live.
+  const lifetime = exp - (typeof iat === 'number' ? iat : nowSeconds);
+  if (lifetime > rules.maxLifetimeSeconds + skewSeconds) {
+    throw new JwtVerificationError('lifetime_too_long', `at most ${rules.maxLifetimeSeconds} seconds`);
+  }
+  if (rules.issuer !== undefined && payload.iss !== rules.issuer)
+    throw new JwtVerificationError('wrong_issuer');
+  if (rules.audience !== undefined) {
+    const aud = payload.aud;
+    const given = typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud : [];
+    if (!given.some((a) => typeof a === 'string' && rules.audience?.includes(a))) {
+      throw new JwtVerificationError('wrong_audience');
+    }
   }
   const organisationId = claimedOrganisation(payload);
   if (!organisationId) throw new JwtVerificationError('missing_organisation');

@@ -9,6 +9,7 @@ import {
 import type { Fetcher } from 'aws-jwt-verify/https';
 import { type Jwk, type Jwks, type PenaltyBox, SimpleJwksCache } from 'aws-jwt-verify/jwk';
 import type { DecomposedJwt } from 'aws-jwt-verify/jwt';
+import { type GuardedReply, guardedFetch } from '../gateway/address-guard';
 import { logger } from '../gateway/logger';
 import { ControlStore, type JwtSettingsRecord } from '../store/control-store';
 import { checkJwksUrl, type KeySet, KeySetError, validateKeySet } from './jwt-settings';
@@ -16,8 +17,10 @@ import {
   checkClaims,
   checkHeader,
   claimedOrganisation,
+  DEFAULT_MAX_TOKEN_LIFETIME_SECONDS,
   type DecodedJwt,
   JwtVerificationError,
+  type TokenRules,
 } from './jwt-token';
 import type { Principal } from './principal';
 
@@ -51,35 +54,26 @@ export function defaultJwtVerifierOptions(): JwtVerifierOptions {
 
 const MAX_JWKS_BYTES = 512 * 1024;
 
-/** Fetches a JWKS with Node's fetch: http is needed for the local runtime, which the library's https-only fetcher refuses. */
+/** Fetches a JWKS through the address guard: the library's own fetcher is https-only and unguarded. */
 class JwksFetcher implements Fetcher {
   constructor(private readonly timeoutMs: number) {}
 
   async fetch(uri: string): Promise<ArrayBuffer> {
     // Checked again here: a stored URL is only fetched if it would be accepted today.
     checkJwksUrl(uri);
-    let res: Response;
+    let res: GuardedReply;
     try {
-      res = await fetch(uri, {
+      res = await guardedFetch(uri, {
         headers: { accept: 'application/json' },
-        redirect: 'error',
-        signal: AbortSignal.timeout(this.timeoutMs),
+        timeoutMs: this.timeoutMs,
+        maxBytes: MAX_JWKS_BYTES,
       });
     } catch (error) {
       throw new FetchError(uri, (error as Error).message);
     }
-    if (res.status !== 200) {
-      await res.body?.cancel();
-      throw new FetchError(uri, `status ${res.status}, expected 200`);
-    }
-    if (Number(res.headers.get('content-length') ?? 0) > MAX_JWKS_BYTES) {
-      await res.body?.cancel();
-      throw new FetchError(uri, `key set larger than ${MAX_JWKS_BYTES} bytes`);
-    }
-    const body = await res.arrayBuffer();
-    if (body.byteLength > MAX_JWKS_BYTES)
-      throw new FetchError(uri, `key set larger than ${MAX_JWKS_BYTES} bytes`);
-    return body;
+    if (res.status !== 200) throw new FetchError(uri, `status ${res.status}, expected 200`);
+    const body = res.body;
+    return body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
   }
 }
 
@@ -191,7 +185,7 @@ export class OrgKeySet {
   private nextRefreshAt = 0;
 
   constructor(
-    readonly record: JwtSettingsRecord,
+    public record: JwtSettingsRecord,
     private readonly options: JwtVerifierOptions,
   ) {
     if (record.jwks_url !== undefined) {
@@ -212,6 +206,16 @@ export class OrgKeySet {
   /** Same configuration: the caches of this instance (fetched set, key objects) stay valid. */
   matches(record: JwtSettingsRecord): boolean {
     return record.jwks_url === this.record.jwks_url && record.jwks_json === this.record.jwks_json;
+  }
+
+  /** The organisation's issuer, audience and lifetime rules, as the settings hold them now. */
+  rules(): TokenRules {
+    const r = this.record;
+    return {
+      ...(r.issuer !== undefined ? { issuer: r.issuer } : {}),
+      ...(r.audience !== undefined ? { audience: r.audience } : {}),
+      maxLifetimeSeconds: r.max_token_lifetime_seconds ?? DEFAULT_MAX_TOKEN_LIFETIME_SECONDS,
+    };
   }
 
   /** Verifies the signature; returns the key that verified it. */
@@ -272,6 +276,8 @@ interface CachedToken {
   kid: string;
   /** Modulus of the verifying key: a kid reused for another key does not keep old tokens alive. */
   n: string;
+  /** `updated_at` of the settings it was checked against. */
+  settingsAt: string;
 }
 
 interface SettingsEntry {
@@ -299,7 +305,12 @@ export class JwtTokenVerifier {
     const hit = this.tokens.get(hash);
     if (hit) {
       const keySet = await this.keySetFor(hit.principal.organisationId);
-      if (Date.now() / 1000 < hit.exp + this.options.skewSeconds && (await keySet?.holds(hit.kid, hit.n))) {
+      // Settings changed since (issuer, audience, lifetime): the token is checked afresh against them.
+      if (
+        Date.now() / 1000 < hit.exp + this.options.skewSeconds &&
+        keySet?.record.updated_at === hit.settingsAt &&
+        (await keySet.holds(hit.kid, hit.n))
+      ) {
         return hit.principal;
       }
       // Expired or its key removed: verify afresh, which fails with the reason and is audited.
@@ -318,7 +329,12 @@ export class JwtTokenVerifier {
       }
       knownOrganisation = organisationId;
       const jwk = await keySet.verify(decoded, kid);
-      const claims = checkClaims(decoded.payload, Date.now() / 1000, this.options.skewSeconds);
+      const claims = checkClaims(
+        decoded.payload,
+        Date.now() / 1000,
+        this.options.skewSeconds,
+        keySet.rules(),
+      );
       const [organisation, workspace] = await Promise.all([
         this.store.getOrganisation(organisationId),
         this.store.getWorkspace(organisationId, claims.workspace),
@@ -336,7 +352,13 @@ export class JwtTokenVerifier {
       if (this.tokens.size >= this.options.tokenCacheMax) {
         this.tokens.delete(this.tokens.keys().next().value as string);
       }
-      this.tokens.set(hash, { principal, exp: claims.exp, kid, n: String(jwk.n) });
+      this.tokens.set(hash, {
+        principal,
+        exp: claims.exp,
+        kid,
+        n: String(jwk.n),
+        settingsAt: keySet.record.updated_at,
+      });
       return principal;
     } catch (error) {
       // Unresolved (null) here is settled by the caller with `existingOrganisation`, once.
@@ -361,7 +383,10 @@ export class JwtTokenVerifier {
       const record = await this.store.getJwtSettings(organisationId);
       if (!record) return null;
       const before = previous ? await previous.catch(() => null) : null;
-      return before?.matches(record) ? before : new OrgKeySet(record, this.options);
+      if (!before?.matches(record)) return new OrgKeySet(record, this.options);
+      // Same keys: the caches stay, the token rules are the latest.
+      before.record = record;
+      return before;
     })();
     // A failed read is not remembered: the next request reads again.
     keySet.catch(() => {

@@ -9,6 +9,7 @@ import { ControlStore, type VirtualKeyRecord } from '../store/control-store';
 import { CounterStore, type VirtualKeyState } from '../store/counter-store';
 import { type SecretStore, secretStore } from '../store/secret-store';
 import { asObject } from './api-keys';
+import { egressSettings } from './egress-settings';
 import type { Principal } from './principal';
 
 const SLUG = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -223,6 +224,12 @@ export function presentVirtualKey(view: VirtualKeyView) {
   };
 }
 
+/** A key's host is the operator's choice when an admin sets it; anyone else obeys the egress settings. */
+async function checkKeyHost(caller: Principal, host: string | null | undefined): Promise<void> {
+  if (!host || caller.isOrganisationAdmin) return;
+  await egressSettings.checkRequestHost(caller.organisationId, new URL(host), 'custom_host');
+}
+
 export class VirtualKeyService {
   constructor(
     private readonly store = new ControlStore(),
@@ -245,6 +252,7 @@ export class VirtualKeyService {
   async create(caller: Principal, body: unknown): Promise<VirtualKeyView> {
     const input = parseInput(body, true);
     const workspace = await this.workspaceFor(caller, input.workspace);
+    await checkKeyHost(caller, input.custom_host);
     const state = stateFrom(input, undefined);
     const now = new Date().toISOString();
     let record: VirtualKeyRecord | undefined;
@@ -321,6 +329,7 @@ export class VirtualKeyService {
       throw badRequest('workspace cannot be changed.', 'workspace');
     }
     const record = await this.find(caller, slug, workspace);
+    await checkKeyHost(caller, input.custom_host);
     const current = (await this.counters.readBudget(record.id, [])).state;
     if (!current) throw notFound(`No virtual key with slug "${slug}".`);
     const state = stateFrom(input, current);

@@ -21,6 +21,7 @@ import {
 } from './model-call';
 import { readUsage } from './pricing';
 import { bodyText, checkFieldLengths, jsonBody } from './request-body';
+import { credentialMasker } from './secret-mask';
 import { SseParser, sseErrorEvent } from './sse';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
@@ -247,8 +248,12 @@ async function* relayStream(
       const chunk = tryJson(ev.data);
       const isObject = !!chunk && typeof chunk === 'object' && !Array.isArray(chunk);
       if (ev.event === 'error' || (isObject && (chunk as Record<string, unknown>).error)) {
-        // The provider's error becomes the SSE `error` event every client and SDK recognises.
-        failure = streamedProviderError(isObject ? chunk : { message: ev.data.slice(0, 1000) });
+        // The provider's error becomes the SSE `error` event every client and SDK recognises; it may
+        // echo its credential, so the client and the log see it masked.
+        const masker = credentialMasker(target.apiKey);
+        failure = streamedProviderError(
+          masker.maskValue(isObject ? chunk : { message: ev.data.slice(0, 1000) }),
+        );
         out += sseErrorEvent(failure.toBody());
         continue;
       }

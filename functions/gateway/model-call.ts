@@ -6,7 +6,15 @@ import type { RequestState } from './http';
 import { buildPlan, type PlanNode, type PlanTarget, type RouteOverrides } from './plan';
 import { costOf, pricingReady } from './pricing';
 import { type AttemptSuccess, Router } from './router';
-import { type ResolvedTarget, readConfig, resolveTarget, routeOverrides, splitModel } from './target';
+import { credentialMasker } from './secret-mask';
+import {
+  checkRouteHosts,
+  type ResolvedTarget,
+  readConfig,
+  resolveTarget,
+  routeOverrides,
+  splitModel,
+} from './target';
 import { ClientGoneError, readAll, sendUpstream, type UpstreamResponse } from './upstream';
 import type { Usage, UsageLogDraft } from './usage-log';
 
@@ -115,7 +123,10 @@ export async function planFor(
   const own = routeOverrides(state.headers, slug);
   const overrides =
     options.defaults && !namesOwnRoute(state.headers, slug) ? { ...options.defaults, ...own } : own;
-  return { plan: buildPlan(await requestConfig(state), overrides), model };
+  const config = await requestConfig(state);
+  const plan = buildPlan(config, overrides);
+  await checkRouteHosts(plan, state.headers, state.principal as Principal, config);
+  return { plan, model };
 }
 
 /** The target a plan tries first, resolved (credentials included): for calls beside the model call. */
@@ -161,16 +172,17 @@ export async function exchange(
 ): Promise<CallSuccess> {
   const log = state.log as UsageLogDraft;
   const sentAt = performance.now();
+  const sentHeaders: Record<string, string> = {
+    ...(req.contentType ? { 'content-type': req.contentType } : {}),
+    accept: req.accept ?? 'application/json',
+    'accept-encoding': 'identity',
+    ...req.headers,
+    ...(req.providerHeaders ?? target.provider.headers(target)),
+  };
   const upstream = await sendUpstream({
     url: new URL(req.url ?? target.baseUrl + (req.path ?? '')),
     method: req.method,
-    headers: {
-      ...(req.contentType ? { 'content-type': req.contentType } : {}),
-      accept: req.accept ?? 'application/json',
-      'accept-encoding': 'identity',
-      ...req.headers,
-      ...(req.providerHeaders ?? target.provider.headers(target)),
-    },
+    headers: sentHeaders,
     body: req.body,
     signal: state.clientSignal,
     timeoutMs: target.timeoutMs,
@@ -179,36 +191,50 @@ export async function exchange(
     throw error instanceof ClientGoneError ? clientGone() : error;
   });
 
-  const headers = replyHeaders(target, upstream);
   const contentType = String(upstream.headers['content-type'] ?? '');
   if (upstream.status < 400 && req.keepOpen(contentType)) {
-    return { status: upstream.status, upstream, headers, sentAt, contentType };
+    return {
+      status: upstream.status,
+      upstream,
+      headers: replyHeaders(target, upstream),
+      sentAt,
+      contentType,
+    };
   }
-  const replyText = await readAll(upstream.body, MAX_REPLY_BYTES).catch((error: unknown) => {
+  const text = await readAll(upstream.body, MAX_REPLY_BYTES).catch((error: unknown) => {
     throw error instanceof ClientGoneError ? clientGone() : error;
   });
   log.upstreamLatencyMs = performance.now() - sentAt;
+  if (upstream.status < 400) {
+    const reply = tryJson(text);
+    if (reply !== undefined) {
+      const headers = replyHeaders(target, upstream);
+      return { status: upstream.status, upstream, headers, sentAt, contentType, replyText: text, reply };
+    }
+  }
+  // Providers echo the key they were given in errors: nothing below may hold any credential of this call.
+  const masker = credentialMasker(target.apiKey, sentHeaders);
+  const headers = masker.maskValue(replyHeaders(target, upstream));
+  const replyText = masker.mask(text);
   const reply = tryJson(replyText);
   if (upstream.status >= 400) {
     log.response = reply ?? replyText;
     const err = req.translateError
       ? req.translateError(upstream.status, reply, replyText, upstream.headers)
       : providerError(upstream.status, reply ?? { error: replyText.slice(0, 500) || undefined });
-    throw new GatewayError(err.status, err.type, err.message, err.code, err.param, 'provider', headers);
+    const message = masker.mask(err.message);
+    throw new GatewayError(err.status, err.type, message, err.code, err.param, 'provider', headers);
   }
-  if (reply === undefined) {
-    log.response = replyText;
-    throw new GatewayError(
-      502,
-      'api_error',
-      'The provider answered with a body that is not JSON.',
-      'invalid_upstream_reply',
-      null,
-      'provider',
-      headers,
-    );
-  }
-  return { status: upstream.status, upstream, headers, sentAt, contentType, replyText, reply };
+  log.response = replyText;
+  throw new GatewayError(
+    502,
+    'api_error',
+    'The provider answered with a body that is not JSON.',
+    'invalid_upstream_reply',
+    null,
+    'provider',
+    headers,
+  );
 }
 
 export function replyHeaders(target: ResolvedTarget, upstream: UpstreamResponse): Record<string, string> {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { guardedFetch } from './address-guard';
 import { logger } from './logger';
 import { type ModelPrice, PRICES } from './pricing-data';
 import type { Usage } from './usage-log';
@@ -101,9 +102,10 @@ export async function loadPricingOverrides(env: NodeJS.ProcessEnv = process.env)
   if (url) {
     try {
       const timeout = Number(env.GATEWAY_PRICING_TIMEOUT_MS ?? 3000);
-      const res = await fetch(url, { signal: AbortSignal.timeout(timeout) });
-      if (!res.ok) throw new Error(`status ${res.status}`);
-      const n = applyPricingFile(await res.json());
+      // Through the address guard like every outbound call; a price list is never larger than this.
+      const res = await guardedFetch(url, { timeoutMs: timeout, maxBytes: 32 * 1024 * 1024 });
+      if (res.status < 200 || res.status > 299) throw new Error(`status ${res.status}`);
+      const n = applyPricingFile(JSON.parse(res.body.toString('utf8')));
       logger.info('pricing URL loaded', { url, prices: n });
     } catch (error) {
       logger.warn('pricing URL not loaded; built-in prices apply', { url, error: String(error) });

@@ -20,6 +20,7 @@ import {
 import { passthroughOperations } from './passthrough';
 import { bodyText, checkFieldLengths, jsonBody } from './request-body';
 import { responsesChatAttempt, responsesChatReply, servedThroughChat } from './responses-chat';
+import { credentialMasker } from './secret-mask';
 import { SseParser } from './sse';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
@@ -304,19 +305,27 @@ async function* relayResponseEvents(
     for (const ev of events) {
       // Nothing the provider sends after its error reaches the client.
       if (failure) break;
-      const data = ev.data === undefined ? undefined : tryJson(ev.data);
-      const chatStyle = isObject(data) && data.type === undefined && data.error !== undefined;
+      const raw = ev.data === undefined ? undefined : tryJson(ev.data);
+      const chatStyle = isObject(raw) && raw.type === undefined && raw.error !== undefined;
+      const type = isObject(raw) ? (typeof raw.type === 'string' ? raw.type : ev.event) : ev.event;
+      // The provider's error may echo its credential: the client and the log see it masked.
+      const masker =
+        chatStyle || type === 'error' || type === 'response.failed'
+          ? credentialMasker(target.apiKey)
+          : undefined;
+      const data = masker ? masker.maskValue(raw) : raw;
       if (chatStyle || (ev.event === 'error' && !isObject(data))) {
         // An error in another wire shape is still ended as the Responses API ends one.
         ended = true;
-        failure = streamedProviderError(isObject(data) ? data : { message: String(ev.data).slice(0, 1000) });
+        failure = streamedProviderError(
+          isObject(data) ? data : { message: (masker?.mask(String(ev.data)) ?? '').slice(0, 1000) },
+        );
         out += responsesErrorEvent(failure, sequence + 1);
         continue;
       }
-      out += ev.raw;
+      out += masker ? masker.mask(ev.raw) : ev.raw;
       if (!isObject(data)) continue;
       if (typeof data.sequence_number === 'number') sequence = data.sequence_number;
-      const type = typeof data.type === 'string' ? data.type : ev.event;
       if (type === 'response.output_text.delta' && typeof data.delta === 'string') text += data.delta;
       if (type && TERMINAL.has(type)) {
         ended = true;

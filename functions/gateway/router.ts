@@ -151,7 +151,7 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
         if (!(error instanceof GatewayError) || clientGone(error)) throw error;
         const retryable =
           retry < target.retry.attempts &&
-          error.code !== 'forbidden_host' &&
+          error.code !== 'host_not_allowed' &&
           target.retry.onStatusCodes.includes(error.status) &&
           (error.origin === 'provider' || MOVABLE_CODES.has(error.code ?? ''));
         if (!retryable) throw error;
@@ -182,6 +182,6 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
 /** Whether a fallback moves on: listed statuses (default 429 and 5xx), or the target was unreachable. */
 function movable(error: GatewayError, onStatusCodes: number[] | undefined): boolean {
   if (MOVABLE_CODES.has(error.code ?? '')) return true;
-  if (error.code === 'forbidden_host' || error.code === 'unknown_virtual_key') return false;
+  if (error.code === 'host_not_allowed' || error.code === 'unknown_virtual_key') return false;
   return onStatusCodes ? onStatusCodes.includes(error.status) : error.status >= 500 || error.status === 429;
 }

@@ -1,6 +1,14 @@
 import { ControlStore } from '../store/control-store';
 import { type GatewayConfig, parseConfig } from './config';
 
+// Configs an organisation admin saved: their custom hosts are the operator's own choice.
+const savedByAdmin = new WeakSet<GatewayConfig>();
+
+/** Whether a config came from the store and was saved by an organisation admin. */
+export function isSavedByAdmin(config: GatewayConfig): boolean {
+  return savedByAdmin.has(config);
+}
+
 interface CacheEntry {
   config: GatewayConfig | undefined;
   expires: number;
@@ -28,6 +36,7 @@ export class SavedConfigs {
     // Validated when saved; parsed again so that a config saved by an older version is checked anew.
     const config = record ? parseConfig(JSON.parse(record.config_json)) : undefined;
     if (config) {
+      if (record?.created_by_admin) savedByAdmin.add(config);
       if (this.cache.size >= 1_000) this.cache.delete(this.cache.keys().next().value as string);
       this.cache.set(key, {
         config,

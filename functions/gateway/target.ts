@@ -1,11 +1,14 @@
+import { egressSettings } from '../control/egress-settings';
 import type { Principal } from '../control/principal';
 import { findProvider, PROVIDER_NAMES } from '../providers';
 import type { ProviderAdapter, ProviderTarget } from '../providers/types';
+import { egressEnvironment } from './address-guard';
 import { type GatewayConfig, parseConfig } from './config';
 import { badRequest } from './errors';
-import type { PlanTarget, RouteOverrides } from './plan';
+import { logger } from './logger';
+import type { PlanNode, PlanTarget, RouteOverrides, Sourced } from './plan';
 import { parseClientJson } from './request-body';
-import { savedConfigs } from './saved-configs';
+import { isSavedByAdmin, savedConfigs } from './saved-configs';
 import { type ResolvedVirtualKey, unknownVirtualKey, virtualKeys } from './virtual-key-resolver';
 
 /** Where one request goes, with which credentials: everything the upstream call needs. */
@@ -91,7 +94,86 @@ function normaliseHost(host: string, param: string): string {
   }
   if (url.username || url.password)
     throw badRequest(`${param} must not carry credentials.`, param, 'invalid_host');
+  // On AWS a request leaves the account's network: plain http would expose the credential on the way.
+  if (url.protocol !== 'https:' && egressEnvironment().onAws) {
+    throw badRequest(`${param} must be an https URL.`, param, 'host_not_allowed');
+  }
   return url.toString().replace(/\/+$/, '');
+}
+
+const customHostNotAllowed = (host: Sourced, credential: string) => {
+  // Logged for the operator (names only, never values) as well as in the request's log entry.
+  logger.warn('custom host refused for a stored credential', { param: host.param, credential });
+  return badRequest(
+    `${host.param} cannot be used together with ${credential}: a stored credential goes only to its own host.`,
+    host.param,
+    'custom_host_not_allowed',
+  );
+};
+
+function leaves(node: PlanNode): PlanTarget[] {
+  return node.kind === 'target' ? [node] : node.targets.flatMap(leaves);
+}
+
+/** Whether the request's config is inline JSON (the caller's) rather than a saved one (the workspace's). */
+const inlineConfig = (headers: Record<string, string>) =>
+  headers['x-gateway-config']?.trim().startsWith('{') ?? false;
+
+/** The stored credential a target names, described for an error: a virtual key or a saved config's api_key. */
+function storedCredential(target: PlanTarget, headers: Record<string, string>): string | undefined {
+  if (target.virtualKey)
+    return `virtual key "${target.virtualKey.value.slice(0, 64)}" (${target.virtualKey.param})`;
+  if (target.apiKey !== undefined && headers['x-gateway-config'] !== undefined && !inlineConfig(headers)) {
+    return "the saved config's api_key";
+  }
+  return undefined;
+}
+
+/**
+ * Checks a whole plan before anything is sent: no stored credential (virtual key, saved api_key) may go
+ * to a custom host, whichever target or header names either; and a custom host the caller names must be
+ * one the organisation's egress settings allow. Hosts of virtual keys and of configs an admin saved are
+ * the operator's own and only pass the address guard.
+ */
+export async function checkRouteHosts(
+  plan: PlanNode,
+  headers: Record<string, string>,
+  principal: Principal,
+  config: GatewayConfig | undefined,
+): Promise<void> {
+  const targets = leaves(plan);
+  const headerHost = headers['x-gateway-custom-host'];
+  for (const target of targets) {
+    const credential = storedCredential(target, headers);
+    if (!credential) continue;
+    if (target.customHost) throw customHostNotAllowed(target.customHost, credential);
+    // A target naming its own key does not inherit the header's host, but the request still named both.
+    if (headerHost !== undefined) {
+      throw customHostNotAllowed({ value: headerHost, param: 'x-gateway-custom-host' }, credential);
+    }
+  }
+  const trusted = config !== undefined && isSavedByAdmin(config);
+  const checked = new Set<string>();
+  for (const { customHost } of targets) {
+    if (!customHost || checked.has(customHost.param)) continue;
+    checked.add(customHost.param);
+    if (customHost.param !== 'x-gateway-custom-host' && trusted) continue;
+    const url = new URL(normaliseHost(customHost.value, customHost.param));
+    await egressSettings.checkRequestHost(principal.organisationId, url, customHost.param);
+  }
+}
+
+/** A virtual key's Azure resource or Bedrock region decides its host: a request may not change it. */
+function keyAccountField(
+  name: 'resource_name' | 'region',
+  requested: string | undefined,
+  own: string | null | undefined,
+  slug: string,
+): string | undefined {
+  if (requested !== undefined && requested !== own) {
+    throw customHostNotAllowed({ value: requested, param: `config.${name}` }, `virtual key "${slug}"`);
+  }
+  return own ?? undefined;
 }
 
 function providerNamed(name: string, param: string): ProviderAdapter {
@@ -109,8 +191,8 @@ function providerNamed(name: string, param: string): ProviderAdapter {
 /**
  * Resolves one plan target: provider, base URL, credential and upstream account ids, with the virtual
  * key's budget and rate limit enforced. Credential: virtual key > config `api_key` > `Authorization`
- * passed through (only when the gateway key came in `x-gateway-api-key`). Host and account ids:
- * virtual key < config < request headers.
+ * passed through (only when the gateway key came in `x-gateway-api-key`). A virtual key's host and
+ * account fields are its own; other account ids: virtual key < config < request headers.
  */
 export async function resolveTarget(
   target: PlanTarget,
@@ -127,16 +209,23 @@ export async function resolveTarget(
     ? providerNamed(vk.record.provider, target.virtualKey?.param ?? 'virtual_key')
     : providerNamed(target.provider?.value ?? 'openai', target.provider?.param ?? 'x-gateway-provider');
 
-  const host = target.customHost
-    ? normaliseHost(target.customHost.value, target.customHost.param)
-    : vk?.record.custom_host
+  // A virtual key's credential goes only to its own host (checkRouteHosts refused any other already).
+  if (vk && target.customHost)
+    throw customHostNotAllowed(target.customHost, `virtual key "${vk.record.slug}"`);
+  const host = vk
+    ? vk.record.custom_host
       ? normaliseHost(vk.record.custom_host, 'custom_host')
+      : undefined
+    : target.customHost
+      ? normaliseHost(target.customHost.value, target.customHost.param)
       : undefined;
-  // Provider account fields: virtual key < config, field by field.
+  // Provider account fields: virtual key < config, field by field; those that pick the host stay the key's.
   const options = target.providerOptions;
   const account: ProviderTarget = {
-    region: options.region ?? vk?.record.region ?? undefined,
-    resourceName: options.resourceName ?? vk?.record.resource_name ?? undefined,
+    region: vk ? keyAccountField('region', options.region, vk.record.region, vk.record.slug) : options.region,
+    resourceName: vk
+      ? keyAccountField('resource_name', options.resourceName, vk.record.resource_name, vk.record.slug)
+      : options.resourceName,
     deploymentId: options.deploymentId ?? vk?.record.deployment_id ?? undefined,
     apiVersion: options.apiVersion ?? vk?.record.api_version ?? undefined,
   };

@@ -1,3 +1,4 @@
+import { GatewayError } from '../gateway/errors';
 import { CHECKS } from './registry';
 import type {
   CheckContext,
@@ -100,6 +101,8 @@ async function verdictOf(c: CompiledCheck, text: string, context: CheckContext):
   try {
     return await c.check.run(text, c.params, context);
   } catch (error) {
+    // A request the gateway refuses (a stored credential with a custom host, a refused address) stays a 400.
+    if (error instanceof GatewayError && error.status === 400) throw error;
     // A check that cannot decide fails: a guardrail that silently passes would be worse.
     return { passed: false, message: `the check could not run: ${(error as Error).message}` };
   }

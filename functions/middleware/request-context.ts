@@ -7,31 +7,57 @@ const TRACE_ID = /^[\w.:/-]{1,128}$/;
 /** CloudFront adds this header, with a secret value, to every request it sends to a function URL. */
 export const ORIGIN_SECRET_HEADER = 'x-gateway-origin-secret';
 
-/** The expected origin secret, or undefined when none is configured (locally: nothing is refused). */
-export type OriginSecret = () => Promise<string | undefined>;
+/**
+ * The accepted origin secrets (the current value and, during a rotation, the previous one), or undefined
+ * when none is configured (locally: nothing is refused). `refresh` asks for a fresh read: a warm
+ * container must learn a rotated value before it refuses the first request that carries it.
+ */
+export type OriginSecret = (refresh?: boolean) => Promise<string | string[] | undefined>;
 
-async function loadSecret(arn: string): Promise<string | undefined> {
+/** A fresh read after a mismatch at most this often, so wrong values cannot hammer Secrets Manager. */
+const REFRESH_INTERVAL_MS = 10_000;
+
+async function loadSecrets(arn: string): Promise<string[]> {
   const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-  const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: arn }));
-  return out.SecretString || undefined;
+  const client = new SecretsManagerClient({});
+  const read = (VersionStage: string) =>
+    client
+      .send(new GetSecretValueCommand({ SecretId: arn, VersionStage }))
+      .then((out) => out.SecretString || undefined);
+  // AWSPREVIOUS exists only after a first rotation; its absence is no failure.
+  const [current, previous] = await Promise.all([
+    read('AWSCURRENT'),
+    read('AWSPREVIOUS').catch(() => undefined),
+  ]);
+  if (!current) throw new Error('the origin secret has no value');
+  return previous ? [current, previous] : [current];
 }
 
 /**
- * The origin secret from `GATEWAY_ORIGIN_SECRET`, or read once per container from the Secrets Manager
- * secret `GATEWAY_ORIGIN_SECRET_ARN` names. Reading starts at once (during Lambda's init phase) and is
- * retried on the next request if it failed; until it succeeds every request is refused, never let through.
+ * The origin secrets from `GATEWAY_ORIGIN_SECRET` (and `GATEWAY_ORIGIN_SECRET_PREVIOUS`), or read from
+ * the Secrets Manager secret `GATEWAY_ORIGIN_SECRET_ARN` names (stages AWSCURRENT and AWSPREVIOUS).
+ * Reading starts at once (during Lambda's init phase) and is retried on the next request if it failed;
+ * until it succeeds every request is refused, never let through.
  */
 export function originSecretFromEnv(env: NodeJS.ProcessEnv = process.env): OriginSecret {
   const value = env.GATEWAY_ORIGIN_SECRET;
-  if (value) return async () => value;
+  if (value) {
+    const values = [value, env.GATEWAY_ORIGIN_SECRET_PREVIOUS].filter((v): v is string => !!v);
+    return async () => values;
+  }
   const arn = env.GATEWAY_ORIGIN_SECRET_ARN;
   if (!arn) return async () => undefined;
-  let loading: Promise<string | undefined> | undefined;
-  const get = () => {
-    loading ??= loadSecret(arn).catch((error: unknown) => {
-      loading = undefined;
-      throw error;
-    });
+  let loading: Promise<string[]> | undefined;
+  let loadedAt = 0;
+  const get = (refresh = false) => {
+    if (refresh && loading && Date.now() - loadedAt >= REFRESH_INTERVAL_MS) loading = undefined;
+    if (!loading) {
+      loadedAt = Date.now();
+      loading = loadSecrets(arn).catch((error: unknown) => {
+        loading = undefined;
+        throw error;
+      });
+    }
     return loading;
   };
   get().catch(() => undefined);
@@ -43,6 +69,18 @@ function sameSecret(given: string | undefined, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Whether the presented value is one of the accepted ones (any value when none is configured). */
+async function originAccepted(originSecret: OriginSecret, presented: string | undefined): Promise<boolean> {
+  const accepted = await originSecret();
+  if (accepted === undefined) return true;
+  const matches = (values: string | string[]) =>
+    (Array.isArray(values) ? values : [values]).some((v) => sameSecret(presented, v));
+  if (matches(accepted)) return true;
+  // Perhaps rotated since this container read it: read again before refusing.
+  const fresh = await originSecret(true);
+  return fresh === undefined || matches(fresh);
 }
 
 /**
@@ -61,12 +99,11 @@ export function requestContext(originSecret: OriginSecret = originSecretFromEnv(
       state.traceId = given && TRACE_ID.test(given) ? given : randomUUID();
       state.replyHeaders['x-gateway-request-id'] = state.requestId;
       state.replyHeaders['x-gateway-trace-id'] = state.traceId;
-      const expected = await originSecret();
       const presented = headers[ORIGIN_SECRET_HEADER];
       // The secret has done its work here; nothing after this point may see or forward it.
       delete headers[ORIGIN_SECRET_HEADER];
       state.headers = headers;
-      if (expected !== undefined && !sameSecret(presented, expected)) {
+      if (!(await originAccepted(originSecret, presented))) {
         throw forbidden(
           'Call the gateway through its base URL; direct calls to its function URLs are refused.',
           'origin_not_allowed',

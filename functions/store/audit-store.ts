@@ -1,7 +1,9 @@
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { isConditionFailure } from './control-store';
 import { documentClient, nowEpochSeconds, tableName } from './dynamo';
 
 // Audit entries, append-only. Keys: `pk` = ORG#<organisation_id> or UNKNOWN, `id` = ULID (time order).
+// Beside them, `pk` = LIMIT#<partition>, `id` = <window key>: which entry counts the attempts of one window.
 
 export const UNKNOWN_ORGANISATION = 'UNKNOWN';
 
@@ -18,6 +20,10 @@ export interface AuditEntry {
   /** More about the failure when there is something safe to add (e.g. why a key set was refused). */
   detail?: string;
   request_id?: string;
+  /** Where the attempts came from (the client's address). */
+  source?: string;
+  /** Attempts with this error from this source in the entry's minute. */
+  count?: number;
 }
 
 interface StoredAudit extends AuditEntry {
@@ -40,6 +46,53 @@ export class AuditStore {
       expires_at: nowEpochSeconds() + this.retentionDays * 86_400,
     };
     await this.db.send(new PutCommand({ TableName: tableName('audit'), Item: item }));
+  }
+
+  /**
+   * Writes the entry unless one for the same window key exists; then that entry's count goes up by one
+   * instead. Two conditional writes at most, whichever container sees the attempt.
+   */
+  async putOncePerWindow(entry: AuditEntry, windowKey: string, windowSeconds: number): Promise<void> {
+    const table = tableName('audit');
+    const limitPk = `LIMIT#${partitionOf(entry.organisation_id)}`;
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: table,
+          Item: {
+            pk: limitPk,
+            id: windowKey,
+            entry_id: entry.id,
+            expires_at: nowEpochSeconds() + 2 * windowSeconds,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const limit = await this.db.send(
+        new GetCommand({ TableName: table, Key: { pk: limitPk, id: windowKey }, ConsistentRead: true }),
+      );
+      const entryId = limit.Item?.entry_id as string | undefined;
+      if (!entryId) return;
+      await this.db
+        .send(
+          new UpdateCommand({
+            TableName: table,
+            Key: { pk: partitionOf(entry.organisation_id), id: entryId },
+            UpdateExpression: 'ADD #count :one',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeNames: { '#count': 'count' },
+            ExpressionAttributeValues: { ':one': 1 },
+          }),
+        )
+        .catch((failure: unknown) => {
+          // The first attempt's entry is still being written: this one goes uncounted.
+          if (!isConditionFailure(failure)) throw failure;
+        });
+      return;
+    }
+    await this.put({ ...entry, count: 1 });
   }
 
   /**

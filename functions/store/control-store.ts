@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Scope } from '../operations';
 import { documentClient, queryByPrefix, tableName } from './dynamo';
 
@@ -11,6 +11,7 @@ import { documentClient, queryByPrefix, tableName } from './dynamo';
 //   ORG#<org> / VK#<ws>#<slug>   -> virtual key (its budget state and spend live in the counters table)
 //   ORG#<org> / CFG#<ws>#<id>    -> saved gateway config
 //   ORG#<org> / JWT              -> the organisation's JWT key set configuration
+//   ORG#<org> / EGRESS           -> which custom hosts requests may name
 
 export interface OrganisationRecord {
   id: string;
@@ -69,6 +70,8 @@ export interface SavedConfigRecord {
   workspace: string;
   /** The config as JSON text: any JSON a client sends (override_params) must be storable. */
   config_json: string;
+  /** Saved by an organisation admin: its custom hosts need not be in the organisation's egress list. */
+  created_by_admin?: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -79,7 +82,22 @@ export interface JwtSettingsRecord {
   jwks_url?: string;
   /** The static key set as JSON text: public parameters only, validated before it is stored. */
   jwks_json?: string;
+  /** Checked against `iss` when set. */
+  issuer?: string;
+  /** `aud` must hold one of these when set. */
+  audience?: string[];
+  /** Longest token lifetime accepted; 86400 when absent. */
+  max_token_lifetime_seconds?: number;
   created_at: string;
+  updated_at: string;
+}
+
+/** Which custom hosts callers may name; absent means the runtime's default. */
+export interface EgressSettingsRecord {
+  organisation_id: string;
+  allow_custom_hosts: boolean;
+  /** `host`, `host:port` or `*.domain`; empty means any host the address guard accepts. */
+  allowed_hosts: string[];
   updated_at: string;
 }
 
@@ -93,6 +111,25 @@ export class ControlStore {
       new GetCommand({ TableName: TABLE(), Key: { pk: 'BOOTSTRAP', sk: 'BOOTSTRAP' }, ConsistentRead: true }),
     );
     return out.Item?.organisation_id as string | undefined;
+  }
+
+  /** Hashes of every admin key bootstrap created: a deleted one is never created again from its value. */
+  async bootstrapAdminKeyHashes(): Promise<Set<string>> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: TABLE(), Key: { pk: 'BOOTSTRAP', sk: 'BOOTSTRAP' }, ConsistentRead: true }),
+    );
+    return new Set((out.Item?.admin_key_hashes as Set<string> | undefined) ?? []);
+  }
+
+  async rememberBootstrapAdminKey(hash: string): Promise<void> {
+    await this.db.send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: { pk: 'BOOTSTRAP', sk: 'BOOTSTRAP' },
+        UpdateExpression: 'ADD admin_key_hashes :hash',
+        ExpressionAttributeValues: { ':hash': new Set([hash]) },
+      }),
+    );
   }
 
   /** Records the bootstrap organisation once; returns the one that won if another start raced us. */
@@ -212,6 +249,22 @@ export class ControlStore {
       new PutCommand({
         TableName: TABLE(),
         Item: { pk: `ORG#${settings.organisation_id}`, sk: 'JWT', ...settings },
+      }),
+    );
+  }
+
+  async getEgressSettings(organisationId: string): Promise<EgressSettingsRecord | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: TABLE(), Key: { pk: `ORG#${organisationId}`, sk: 'EGRESS' } }),
+    );
+    return out.Item ? strip<EgressSettingsRecord>(out.Item) : undefined;
+  }
+
+  async putEgressSettings(settings: EgressSettingsRecord): Promise<void> {
+    await this.db.send(
+      new PutCommand({
+        TableName: TABLE(),
+        Item: { pk: `ORG#${settings.organisation_id}`, sk: 'EGRESS', ...settings },
       }),
     );
   }

@@ -2,8 +2,8 @@ import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve, sep } from 'node:path';
 
 /**
- * Provider credentials of virtual keys. Secrets Manager on AWS (one secret per virtual key under a common
- * prefix, so IAM can scope every grant to that prefix), owner-only files under the data dir locally.
+ * Provider credentials of virtual keys. Secrets Manager on AWS (one secret per virtual key under the
+ * stack's prefix `gateway/<stack-name>/virtual-keys/`, so IAM scopes every grant to this stack's keys), owner-only files under the data dir locally.
  * Names are `<organisation>/<workspace>/<slug>`, made only of validated ids and slugs.
  */
 export interface SecretStore {
@@ -12,8 +12,6 @@ export interface SecretStore {
   get(name: string): Promise<string | undefined>;
   delete(name: string): Promise<void>;
 }
-
-export const DEFAULT_SECRET_PREFIX = 'gateway/virtual-keys/';
 
 /** The subset of the Secrets Manager client the adapter uses; the real client is loaded lazily. */
 export interface SecretsManagerLike {

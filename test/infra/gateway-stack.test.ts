@@ -394,7 +394,7 @@ describe('GatewayStack', () => {
       const secretActions = (group: FunctionGroupName) =>
         statementsOf(group)
           .filter((s) => asArray(s.Action).some((a) => a.startsWith('secretsmanager:')))
-          .filter((s) => JSON.stringify(s.Resource).includes('gateway/virtual-keys/'));
+          .filter((s) => JSON.stringify(s.Resource).includes('gateway/LlmGateway/virtual-keys/'));
       const prefixArn = {
         'Fn::Join': [
           '',
@@ -405,7 +405,7 @@ describe('GatewayStack', () => {
             { Ref: 'AWS::Region' },
             ':',
             { Ref: 'AWS::AccountId' },
-            ':secret:gateway/virtual-keys/*',
+            ':secret:gateway/LlmGateway/virtual-keys/*',
           ],
         ],
       };
@@ -437,8 +437,8 @@ describe('GatewayStack', () => {
       const env = (group: FunctionGroupName) =>
         (propertiesOf(stack.functions[group]).Environment as { Variables: Record<string, unknown> })
           .Variables;
-      expect(env('chat').GATEWAY_SECRET_PREFIX).toBe('gateway/virtual-keys/');
-      expect(env('control').GATEWAY_SECRET_PREFIX).toBe('gateway/virtual-keys/');
+      expect(env('chat').GATEWAY_SECRET_PREFIX).toBe('gateway/LlmGateway/virtual-keys/');
+      expect(env('control').GATEWAY_SECRET_PREFIX).toBe('gateway/LlmGateway/virtual-keys/');
       expect(env('logs').GATEWAY_SECRET_PREFIX).toBeUndefined();
     });
 

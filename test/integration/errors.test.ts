@@ -175,7 +175,7 @@ describe('errors: OpenAI-shaped, with the right status and origin, and logged', 
         'x-gateway-custom-host': 'http://169.254.169.254/latest',
       },
     );
-    await expectGatewayError(result, 400, 'forbidden_host');
+    await expectGatewayError(result, 400, 'host_not_allowed');
   });
 
   it("keeps a provider's own error status and message, marked as the provider's", async () => {

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { completion, type FakeOpenAI, sendJson, startFakeOpenAI } from '../support/fake-openai';
-import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { ADMIN_KEY, startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { openRealtime, refusal } from '../support/realtime-client';
 
 const SECRET = 'sk-live-virtual-key-credential-SECRET-0001';
 const ROTATED = 'sk-live-virtual-key-credential-ROTATED-0002';
@@ -207,17 +208,167 @@ describe('virtual keys', () => {
     const send = async (headers: Record<string, string>) => {
       fake.reset();
       await gw
-        .client({ apiKey: 'sk-passthrough', headers: { 'x-gateway-custom-host': fake.url, ...headers } })
+        .client({ apiKey: 'sk-passthrough', headers })
         .chat.completions.create({ model: 'gpt-4o-mini', messages });
       return fake.requests[0]?.headers.authorization;
     };
-    expect(await send({})).toBe('Bearer sk-passthrough');
-    expect(await send({ 'x-gateway-config': JSON.stringify({ api_key: 'sk-config' }) })).toBe(
-      'Bearer sk-config',
-    );
+    // The caller's own credentials may go to a custom host; the virtual key's goes to its own host.
+    expect(await send({ 'x-gateway-custom-host': fake.url })).toBe('Bearer sk-passthrough');
+    expect(
+      await send({ 'x-gateway-config': JSON.stringify({ api_key: 'sk-config', custom_host: fake.url }) }),
+    ).toBe('Bearer sk-config');
     expect(
       await send({ 'x-gateway-config': JSON.stringify({ api_key: 'sk-config', virtual_key: 'cred-order' }) }),
     ).toBe(`Bearer ${SECRET}`);
+  });
+
+  it('refuses a virtual key named with a custom host in every form; the host receives nothing', async () => {
+    // Before issue 13 the request's host won and the stored credential went to it.
+    await createKey({ slug: 'prod-openai' });
+    const attacker = await startFakeOpenAI();
+    try {
+      const host = `${attacker.url}/v1`;
+      const saved = await gw.api('POST', '/configs', {
+        config: {
+          strategy: { mode: 'fallback' },
+          targets: [{ virtual_key: 'prod-openai' }],
+          retry: { attempts: 2 },
+        },
+      });
+      expect(saved.status).toBe(201);
+      const cases: Array<{ headers: Record<string, string>; model?: string; param: string }> = [
+        {
+          headers: { 'x-gateway-provider': '@prod-openai', 'x-gateway-custom-host': host },
+          param: 'x-gateway-custom-host',
+        },
+        {
+          headers: { 'x-gateway-custom-host': host },
+          model: '@prod-openai/gpt-4o-mini',
+          param: 'x-gateway-custom-host',
+        },
+        {
+          headers: { 'x-gateway-virtual-key': 'prod-openai', 'x-gateway-custom-host': host },
+          param: 'x-gateway-custom-host',
+        },
+        {
+          headers: { 'x-gateway-config': JSON.stringify({ virtual_key: 'prod-openai', custom_host: host }) },
+          param: 'config.custom_host',
+        },
+        {
+          headers: { 'x-gateway-config': JSON.stringify({ provider: '@prod-openai', custom_host: host }) },
+          param: 'config.custom_host',
+        },
+        {
+          headers: {
+            'x-gateway-config': JSON.stringify({
+              strategy: { mode: 'fallback' },
+              targets: [
+                { api_key: 'sk-mine', custom_host: fake.url },
+                { virtual_key: 'prod-openai', custom_host: host },
+              ],
+            }),
+          },
+          param: 'config.targets[1].custom_host',
+        },
+        {
+          headers: { 'x-gateway-config': saved.body.id, 'x-gateway-custom-host': host },
+          param: 'x-gateway-custom-host',
+        },
+        {
+          headers: {
+            'x-gateway-provider': '@prod-openai',
+            'x-gateway-custom-host': host,
+            'x-gateway-config': JSON.stringify({ input_guardrails: [{ type: 'moderation' }] }),
+          },
+          param: 'x-gateway-custom-host',
+        },
+      ];
+      for (const c of cases) {
+        fake.reset();
+        const err = (await gw
+          .client({ apiKey: 'sk-passthrough', headers: c.headers })
+          .chat.completions.create({ model: c.model ?? 'gpt-4o-mini', messages })
+          .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.BadRequestError>;
+        expect(err, JSON.stringify(c)).toBeInstanceOf(OpenAI.BadRequestError);
+        expect(err.code, JSON.stringify(c)).toBe('custom_host_not_allowed');
+        expect(err.param, JSON.stringify(c)).toBe(c.param);
+        const entry = await waitForLog(gw, err.headers?.get('x-gateway-request-id') as string);
+        expect(entry.status).toBe(400);
+        expect(entry.error).toMatchObject({ code: 'custom_host_not_allowed' });
+        expect(fake.requests).toHaveLength(0);
+      }
+
+      const client = gw.client({
+        headers: { 'x-gateway-provider': '@prod-openai', 'x-gateway-custom-host': host },
+      });
+      const refusals = [
+        client.images.generate({ model: 'gpt-image-1', prompt: 'a cat' }),
+        client.embeddings.create({ model: 'text-embedding-3-small', input: 'x' }),
+        client.responses.create({ model: 'gpt-4o-mini', input: 'hi' }),
+      ];
+      for (const refusal of refusals) {
+        const err = await refusal.catch((e: unknown) => e);
+        expect((err as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('custom_host_not_allowed');
+      }
+
+      const prompt = await gw.api('POST', '/prompts', {
+        name: 'VK prompt',
+        model: 'gpt-4o-mini',
+        virtual_key: 'prod-openai',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      expect(prompt.status).toBe(201);
+      const run = await fetch(`${gw.url}/prompts/${prompt.body.id}/completions`, {
+        method: 'POST',
+        headers: {
+          'x-gateway-api-key': ADMIN_KEY,
+          'x-gateway-custom-host': host,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ variables: {} }),
+      });
+      expect(run.status).toBe(400);
+      expect(((await run.json()) as { error: { code: string } }).error.code).toBe('custom_host_not_allowed');
+
+      const realtime = await refusal(
+        openRealtime(gw, host, {
+          headers: {
+            'x-gateway-api-key': ADMIN_KEY,
+            'x-gateway-provider': '@prod-openai',
+            'x-gateway-custom-host': host,
+          },
+        }),
+      );
+      expect(realtime.status).toBe(400);
+      expect(realtime.body.error.code).toBe('custom_host_not_allowed');
+
+      expect(attacker.requests).toHaveLength(0);
+      expect(fake.requests).toHaveLength(0);
+    } finally {
+      await attacker.close();
+    }
+  });
+
+  it("keeps an Azure key's resource: a config naming another resource is refused", async () => {
+    const azure = await gw.api('POST', '/virtual-keys', {
+      name: 'Azure',
+      slug: 'azure-prod',
+      provider: 'azure-openai',
+      key: SECRET,
+      resource_name: 'my-resource',
+      deployment_id: 'gpt4o',
+    });
+    expect(azure.status, JSON.stringify(azure.body)).toBe(201);
+    const err = await gw
+      .client({
+        headers: {
+          'x-gateway-config': JSON.stringify({ virtual_key: 'azure-prod', resource_name: 'attacker' }),
+        },
+      })
+      .chat.completions.create({ model: 'gpt-4o', messages })
+      .catch((e: unknown) => e);
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('custom_host_not_allowed');
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('config.resource_name');
   });
 
   it('never puts the credential in a reply or a log entry, even when the provider fails', async () => {

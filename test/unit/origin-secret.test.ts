@@ -45,7 +45,34 @@ describe('origin secret', () => {
     expect(state.headers).toEqual({ 'x-other': '1' });
   });
 
-  it('takes the secret from GATEWAY_ORIGIN_SECRET', async () => {
-    expect(await originSecretFromEnv({ GATEWAY_ORIGIN_SECRET: 'v' })()).toBe('v');
+  it('takes the secret from GATEWAY_ORIGIN_SECRET, and the previous one during a rotation', async () => {
+    expect(await originSecretFromEnv({ GATEWAY_ORIGIN_SECRET: 'v' })()).toEqual(['v']);
+    expect(
+      await originSecretFromEnv({ GATEWAY_ORIGIN_SECRET: 'new', GATEWAY_ORIGIN_SECRET_PREVIOUS: 'old' })(),
+    ).toEqual(['new', 'old']);
+  });
+
+  it('accepts the current and the previous value, so a rotation fails no request', async () => {
+    const both = async () => ['new-value', 'old-value'];
+    for (const value of ['new-value', 'old-value']) {
+      const req = request({ 'x-gateway-origin-secret': value });
+      await (requestContext(both).before as (r: GatewayRequest) => Promise<void>)(req);
+    }
+    const req = request({ 'x-gateway-origin-secret': 'older-value' });
+    const failure = await (requestContext(both).before as (r: GatewayRequest) => Promise<void>)(req).catch(
+      (e: unknown) => e,
+    );
+    expect(failure).toMatchObject({ status: 403, code: 'origin_not_allowed' });
+  });
+
+  it('reads the secret again before refusing a value it does not know yet', async () => {
+    let reads = 0;
+    const rotating = async (refresh?: boolean) => {
+      if (refresh) reads++;
+      return reads > 0 ? ['rotated', 'first'] : ['first'];
+    };
+    const req = request({ 'x-gateway-origin-secret': 'rotated' });
+    await (requestContext(rotating).before as (r: GatewayRequest) => Promise<void>)(req);
+    expect(reads).toBe(1);
   });
 });

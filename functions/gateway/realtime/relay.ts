@@ -5,9 +5,11 @@ import { type ClientConnections, ConnectionGoneError } from '../../store/client-
 import type { ConnectionStore } from '../../store/connection-store';
 import type { LogStore } from '../../store/log-store';
 import { ChannelGoneError, type ClientMessage, type RealtimeChannel } from '../../store/realtime-channel';
+import { guardedFetch } from '../address-guard';
 import type { BudgetLedger } from '../budget';
 import { asGatewayError } from '../errors';
 import { logger } from '../logger';
+import { credentialMasker, type SecretMasker } from '../secret-mask';
 import type { LogEntry } from '../usage-log';
 import type { UserUsage } from '../user-usage';
 import { CLOSE_CODES, errorEvent, MAX_MESSAGE_BYTES, splitForClient } from './protocol';
@@ -74,16 +76,18 @@ function moderationFor(job: RelayJob): ((text: string) => Promise<ModerationResu
   url.search = '';
   const { 'openai-beta': _beta, ...headers } = job.upstream.headers;
   return async (text) => {
-    const res = await fetch(url, {
+    const res = await guardedFetch(url, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'omni-moderation-latest', input: text }),
-      signal: AbortSignal.timeout(10_000),
+      timeoutMs: 10_000,
+      maxBytes: 1024 * 1024,
     });
-    const body = (await res.json()) as {
+    const body = JSON.parse(res.body.toString('utf8')) as {
       results?: Array<{ flagged?: boolean; categories?: Record<string, boolean> }>;
     };
-    if (!res.ok || !Array.isArray(body.results)) throw new Error(`moderation answered ${res.status}`);
+    if (res.status !== 200 || !Array.isArray(body.results))
+      throw new Error(`moderation answered ${res.status}`);
     const categories = body.results.flatMap((r) =>
       Object.entries(r.categories ?? {})
         .filter(([, hit]) => hit)
@@ -100,6 +104,7 @@ function moderationFor(job: RelayJob): ((text: string) => Promise<ModerationResu
 export class SessionRelay {
   private readonly log: SessionLog;
   private readonly guard?: RealtimeGuard;
+  private readonly masker: SecretMasker;
   private upstream?: WebSocket;
   private ending?: Ending;
   private readonly stop = new AbortController();
@@ -116,6 +121,7 @@ export class SessionRelay {
     private readonly options: RelayOptions,
   ) {
     this.log = new SessionLog(job.log, job.connectedAt);
+    this.masker = credentialMasker(undefined, job.upstream.headers);
     this.guard = RealtimeGuard.create(job.guardrails, job.model, moderationFor(job));
   }
 
@@ -226,8 +232,11 @@ export class SessionRelay {
       this.deliver(bytes.byteLength <= MAX_MESSAGE_BYTES ? [bytes] : undefined, bytes.byteLength);
       return;
     }
-    const text = bytes.toString('utf8');
-    const event = parseEvent(text);
+    const raw = bytes.toString('utf8');
+    // The provider's error events may echo its credential: the client and the log see it masked.
+    const parsed = parseEvent(raw);
+    const text = parsed?.type === 'error' ? this.masker.mask(raw) : raw;
+    const event = text === raw ? parsed : parseEvent(text);
     const guard = this.guard;
     // With guardrails, each event is checked in delivery order, just before it would be posted.
     this.deliver(

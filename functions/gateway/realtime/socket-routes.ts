@@ -12,7 +12,14 @@ import { asGatewayError, badRequest, forbidden, GatewayError, unauthorized } fro
 import { logger } from '../logger';
 import { buildPlan, type PlanTarget } from '../plan';
 import { Router } from '../router';
-import { type ResolvedTarget, readConfig, resolveTarget, routeOverrides, splitModel } from '../target';
+import {
+  checkRouteHosts,
+  type ResolvedTarget,
+  readConfig,
+  resolveTarget,
+  routeOverrides,
+  splitModel,
+} from '../target';
 import type { LogEntry } from '../usage-log';
 import { exceedsMessageLimit, keyInQuery, MAX_MESSAGE_BYTES, withSubprotocolHeaders } from './protocol';
 import type { RelayJob } from './session';
@@ -121,7 +128,10 @@ export class RealtimeSocketRoutes {
           'Keys in the URL are not accepted (URLs end up in access logs): send x-gateway-api-key, or the subprotocol gateway-key.<key>.',
         );
       }
-      principal = await this.deps.authenticator.authenticate(headers, { requestId: logId });
+      principal = await this.deps.authenticator.authenticate(headers, {
+        requestId: logId,
+        source: (event.requestContext as { identity?: { sourceIp?: string } }).identity?.sourceIp,
+      });
     } catch (error) {
       return refusal(asGatewayError(error), replyHeaders);
     }
@@ -179,6 +189,7 @@ export class RealtimeSocketRoutes {
           ? await guardrailResolver.expand(config, principal.organisationId, principal.workspace)
           : undefined;
       const plan = buildPlan(config, routeOverrides(headers, slug));
+      await checkRouteHosts(plan, headers, principal, config);
       // A session has one upstream: targets refused for budget or rate limit make way for the next, as
       // on HTTP, and the first admitted target serves the whole session.
       const prepare = async (planned: PlanTarget) => {

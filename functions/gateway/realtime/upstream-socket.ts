@@ -1,7 +1,8 @@
-import { isIP } from 'node:net';
 import WebSocket from 'ws';
+import { checkOutboundUrl, guardedLookup } from '../address-guard';
 import { GatewayError, upstreamUnreachable } from '../errors';
-import { forbiddenAddress, guardedLookup, toGatewayError } from '../upstream';
+import { credentialMasker } from '../secret-mask';
+import { toGatewayError } from '../upstream';
 import type { RealtimeUpstream } from './upstream-endpoint';
 
 // Provider events are far smaller, but a cap keeps one bad event from taking the relay's memory.
@@ -25,11 +26,10 @@ export function openUpstreamSocket(
 ): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
     const url = new URL(upstream.url);
-    const literal = url.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(literal) && forbiddenAddress(literal)) {
-      reject(
-        new GatewayError(400, 'invalid_request_error', 'The provider host is not allowed.', 'forbidden_host'),
-      );
+    try {
+      checkOutboundUrl(url);
+    } catch (error) {
+      reject(error);
       return;
     }
     const options: WebSocket.ClientOptions & { lookup: typeof guardedLookup } = {
@@ -38,7 +38,7 @@ export function openUpstreamSocket(
       perMessageDeflate: false,
       maxPayload: MAX_UPSTREAM_EVENT_BYTES,
       followRedirects: false,
-      // The same guard as HTTP calls: never the instance metadata service or another link-local address.
+      // The same guard as HTTP calls, on the address the name resolves to when the socket connects.
       lookup: guardedLookup,
     };
     const socket = new WebSocket(url, options);
@@ -72,7 +72,8 @@ export function openUpstreamSocket(
         socket.removeAllListeners('error');
         socket.on('error', () => undefined);
         socket.terminate();
-        fail(refusalOf(response.statusCode ?? 502, text));
+        // A refusal may echo the credential it was given: masked before it reaches the client or the log.
+        fail(refusalOf(response.statusCode ?? 502, credentialMasker(undefined, upstream.headers).mask(text)));
       });
     });
   });
