@@ -11,6 +11,7 @@ import type { HttpEvent, HttpResult, RequestState } from './http';
 import {
   type CallSuccess,
   exchange,
+  inputBound,
   type RouteOptions,
   recordStreamFailure,
   recordUsage,
@@ -19,7 +20,7 @@ import {
   streamTruncated,
   tryJson,
 } from './model-call';
-import { readUsage } from './pricing';
+import { costOf, readUsage, tokenBound } from './pricing';
 import { bodyText, jsonBody } from './request-body';
 import { SseParser, sseErrorEvent } from './sse';
 import type { ResolvedTarget } from './target';
@@ -118,7 +119,11 @@ export async function runChatCompletion(
     return { ...success, translation, context };
   };
 
-  const { target, success } = await routeModelCall(state, body.model as string, attempt, options);
+  const inputTokens = inputBound(body);
+  const { target, success } = await routeModelCall(state, body.model as string, attempt, {
+    ...options,
+    bound: { inputTokens, maxOutputTokens: maxOutput(body) },
+  });
 
   if (success.replyText !== undefined) {
     log.response = success.reply;
@@ -132,7 +137,11 @@ export async function runChatCompletion(
     const redacted = (await guard?.checkOutput(chatReplySlots(success.reply))) ?? false;
     return {
       statusCode: success.status,
-      headers: { 'content-type': 'application/json', ...success.headers },
+      headers: {
+        'content-type': 'application/json',
+        ...success.headers,
+        ...(log.cost !== null ? { 'x-gateway-cost': String(log.cost) } : {}),
+      },
       body: redacted ? JSON.stringify(success.reply) : success.replyText,
     };
   }
@@ -155,10 +164,26 @@ export async function runChatCompletion(
           log,
           success.sentAt,
           !clientWantsUsage,
+          inputTokens,
           watch,
         )
-      : relayStream(success.upstream, target, log, success.sentAt, !clientWantsUsage, watch),
+      : relayStream(success.upstream, target, log, success.sentAt, !clientWantsUsage, inputTokens, watch),
   };
+}
+
+/** The output limit a chat request sets (times its choices), undefined when it sets none. */
+function maxOutput(body: Record<string, unknown>): number | undefined {
+  const limit = body.max_completion_tokens ?? body.max_tokens;
+  if (typeof limit !== 'number' || !(limit > 0)) return undefined;
+  const n = typeof body.n === 'number' && body.n > 1 ? body.n : 1;
+  return Math.ceil(limit) * n;
+}
+
+/** The usage chunk a client asked for, with the request's cost in its `x-gateway` extension. */
+function withCost(chunk: Record<string, unknown>, target: ResolvedTarget, log: UsageLogDraft): string {
+  const model = typeof chunk.model === 'string' ? chunk.model : log.model;
+  const cost = costOf(target.provider.name, model, readUsage(chunk.usage), log.operatorPrices);
+  return `data: ${JSON.stringify({ ...chunk, 'x-gateway': { cost } })}\n\n`;
 }
 
 /** A successful attempt, with what a translated provider needs to turn its reply into OpenAI's. */
@@ -203,6 +228,7 @@ async function* relayStream(
   log: UsageLogDraft,
   sentAt: number,
   dropUsageChunk: boolean,
+  inputTokens: number,
   watch?: StreamWatch,
 ): AsyncGenerator<string> {
   const parser = new SseParser();
@@ -231,6 +257,10 @@ async function* relayStream(
           acc.add(c);
           const usageOnly = Array.isArray(c.choices) && c.choices.length === 0 && !!c.usage;
           if (dropUsageChunk && usageOnly) continue;
+          if (usageOnly) {
+            out += withCost(c, target, log);
+            continue;
+          }
         }
       }
       out += ev.raw;
@@ -242,7 +272,7 @@ async function* relayStream(
     for await (const bytes of upstream.body) {
       const out = relay(parser.push(bytes));
       // The last check runs before `[DONE]` goes out.
-      failure = (yield* sendChecked(out, acc.text(), sawDone, watch, log, sentAt)) ?? failure;
+      failure = (yield* sendChecked(out, acc.checkedText(), sawDone, watch, log, sentAt)) ?? failure;
       if (failure) break;
     }
     const rest = parser.flush();
@@ -260,21 +290,36 @@ async function* relayStream(
       yield sseErrorEvent(failure.toBody());
     }
   } finally {
-    finishStreamLog(log, target, acc, sentAt, failure);
+    finishStreamLog(log, target, acc, sentAt, failure, sawDone ? undefined : inputTokens);
   }
 }
 
-/** After a stream, however it ended: the reassembled reply, usage, cost and any failure, for the log. */
+/**
+ * After a stream, however it ended: the reassembled reply, usage, cost and any failure, for the log.
+ * A stream left unfinished (`inputTokens` given) without the provider's usage is charged for what it
+ * consumed: the prompt's token bound and the tokens of the text received, flagged `estimated`.
+ */
 function finishStreamLog(
   log: UsageLogDraft,
   target: ResolvedTarget,
   acc: ChatStreamAccumulator,
   sentAt: number,
   failure: GatewayError | undefined,
+  inputTokens?: number,
 ): void {
   log.upstreamLatencyMs = performance.now() - sentAt;
   log.response = acc.result();
-  recordUsage(log, target, readUsage(acc.usage), (log.response as { model?: unknown }).model);
+  let usage = readUsage(acc.usage);
+  if (!usage && inputTokens !== undefined) {
+    const completion = tokenBound(acc.generated());
+    usage = {
+      prompt_tokens: inputTokens,
+      completion_tokens: completion,
+      total_tokens: inputTokens + completion,
+      estimated: true,
+    };
+  }
+  recordUsage(log, target, usage, (log.response as { model?: unknown }).model);
   recordStreamFailure(log, failure);
 }
 
@@ -317,6 +362,7 @@ async function* translateStream(
   log: UsageLogDraft,
   sentAt: number,
   dropUsageChunk: boolean,
+  inputTokens: number,
   watch?: StreamWatch,
 ): AsyncGenerator<string> {
   const decoder = translation.decoder();
@@ -330,7 +376,7 @@ async function* translateStream(
       acc.add(c);
       const usageOnly = Array.isArray(c.choices) && c.choices.length === 0 && !!c.usage;
       if (dropUsageChunk && usageOnly) continue;
-      out += `data: ${JSON.stringify(c)}\n\n`;
+      out += usageOnly ? withCost(c, target, log) : `data: ${JSON.stringify(c)}\n\n`;
     }
     return out;
   };
@@ -346,7 +392,7 @@ async function* translateStream(
   try {
     for await (const bytes of upstream.body) {
       const out = translate(decoder.push(bytes));
-      failure = yield* sendChecked(out, acc.text(), false, watch, log, sentAt);
+      failure = yield* sendChecked(out, acc.checkedText(), false, watch, log, sentAt);
       if (failure) return;
       if (translator.failure) break;
     }
@@ -363,7 +409,7 @@ async function* translateStream(
     } else {
       failure = yield* sendChecked(
         `${write(translator.end())}data: [DONE]\n\n`,
-        acc.text(),
+        acc.checkedText(),
         true,
         watch,
         log,
@@ -376,6 +422,6 @@ async function* translateStream(
       yield sseErrorEvent(failure.toBody());
     }
   } finally {
-    finishStreamLog(log, target, acc, sentAt, failure);
+    finishStreamLog(log, target, acc, sentAt, failure, translator.complete ? undefined : inputTokens);
   }
 }
