@@ -190,6 +190,7 @@ async function reserve(
   bound: TokenBound | undefined,
 ): Promise<BudgetReservation | undefined> {
   const vkHolder = virtualKeyHolder(target);
+
   const all = vkHolder ? [...holders, vkHolder] : holders;
   if (!all.some((h) => h.limits.budget_limit !== null)) return undefined;
   if (!bound || model === undefined) return BudgetReservation.take(all, 0, state.requestId);
