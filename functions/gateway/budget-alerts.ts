@@ -12,7 +12,8 @@ export interface BudgetAlertMessage {
   period: string;
   threshold_usd: number;
   budget_limit: number;
-  spent: number;
+  /** The period's spend after the charge that crossed the threshold; null for a refusal. */
+  spent: number | null;
   created_at: string;
 }
 

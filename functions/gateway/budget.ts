@@ -130,7 +130,17 @@ export class BudgetReservation {
     if (refused) {
       await Promise.all(held.map((t) => store.release(t.hold)));
       if (refused.hold instanceof Error) throw refused.hold;
-      throw budgetExceeded(refused.holder.kind, refused.holder.name, refused.holder.limits.budget_limit ?? 0);
+      const { holder } = refused;
+      // The first refusal of a period tells the owner the budget is exhausted.
+      await sendAlert(
+        holder,
+        'exhausted',
+        periodOf(holder.limits, now),
+        holder.limits.budget_limit ?? 0,
+        null,
+        store,
+      );
+      throw budgetExceeded(holder.kind, holder.name, holder.limits.budget_limit ?? 0);
     }
     return new BudgetReservation(held, store);
   }
@@ -174,29 +184,41 @@ async function alertOnCrossing(
   for (const line of lines) {
     // ADDs on one item are serialised, so exactly one charge moves the total across a line.
     if (total < line.usd || total - charged >= line.usd) continue;
-    const alert = {
-      kind: line.kind,
-      holder: holder.kind,
-      name: holder.name,
-      organisation_id: holder.organisationId,
-      workspace: holder.workspace,
-      period,
-      threshold_usd: line.usd,
-      budget_limit: limit,
-      spent: total,
-      created_at: new Date().toISOString(),
-    };
-    const first =
-      holder.kind === 'virtual_key' && line.kind === 'threshold'
-        ? await store.putAlertOnce(holder.pk.slice(3), {
-            period,
-            threshold_usd: line.usd,
-            spent: total,
-            created_at: alert.created_at,
-          })
-        : await store.putHolderAlertOnce(holder.pk, `${period}#${line.kind}`, alert);
-    if (first) await notifyBudgetAlert(alert, holder.webhook);
+    await sendAlert(holder, line.kind, period, line.usd, total, store);
   }
+}
+
+/** Records an alert once per holder, kind and period, and sends it the first time only. */
+async function sendAlert(
+  holder: LimitHolder,
+  kind: 'threshold' | 'exhausted',
+  period: string,
+  thresholdUsd: number,
+  spent: number | null,
+  store: CounterStore,
+): Promise<void> {
+  const alert = {
+    kind,
+    holder: holder.kind,
+    name: holder.name,
+    organisation_id: holder.organisationId,
+    workspace: holder.workspace,
+    period,
+    threshold_usd: thresholdUsd,
+    budget_limit: holder.limits.budget_limit ?? 0,
+    spent,
+    created_at: new Date().toISOString(),
+  };
+  const first =
+    holder.kind === 'virtual_key' && kind === 'threshold'
+      ? await store.putAlertOnce(holder.pk.slice(3), {
+          period,
+          threshold_usd: thresholdUsd,
+          spent: spent ?? 0,
+          created_at: alert.created_at,
+        })
+      : await store.putHolderAlertOnce(holder.pk, `${period}#${kind}`, alert);
+  if (first) await notifyBudgetAlert(alert, holder.webhook);
 }
 
 /**

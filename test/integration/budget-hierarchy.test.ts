@@ -1,3 +1,6 @@
+import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -457,5 +460,94 @@ describe('tokens per minute', () => {
     const refused = results.find((r) => r.status === 429);
     expect(refused?.error?.headers?.get('x-ratelimit-limit-requests')).toBe('3');
     expect(refused?.error?.headers?.get('x-ratelimit-remaining-requests')).toBe('0');
+  });
+});
+
+describe('reservation expiry and alerts', () => {
+  it('an expired reservation stops holding budget, and its late settlement still adds the actual cost', async () => {
+    // 0.0125 USD holds two reservations of about 0.006 USD.
+    await createVirtualKey('expiring', { budget_limit: 0.0125 });
+    let open!: () => void;
+    const gate = new Promise<void>((r) => {
+      open = r;
+    });
+    fake.use(async (req, res) => {
+      await gate;
+      sendJson(
+        res,
+        200,
+        completion(String(req.body.model), 'ok', { prompt_tokens: 10, completion_tokens: MAX_TOKENS }),
+      );
+    });
+    const client = gw.client({ headers: { 'x-gateway-provider': '@expiring' } });
+    const arrived = async (n: number) => {
+      for (let i = 0; i < 200 && fake.requests.length < n; i++) await sleep(10);
+      expect(fake.requests.length).toBe(n);
+    };
+    // As if the container holding them had died: these reservations are already past their expiry.
+    process.env.GATEWAY_RESERVATION_TTL_SECONDS = '-1';
+    try {
+      const held = [ask(client), ask(client)];
+      await arrived(2);
+      process.env.GATEWAY_RESERVATION_TTL_SECONDS = '900';
+      const third = ask(client);
+      await arrived(3);
+      open();
+      expect((await Promise.all([...held, third])).map((r) => r.status)).toEqual([200, 200, 200]);
+    } finally {
+      delete process.env.GATEWAY_RESERVATION_TTL_SECONDS;
+    }
+    const spent = await settled(async () => (await gw.api('GET', '/virtual-keys/expiring')).body.spent);
+    expect(spent).toBeCloseTo(3 * 0.0060015, 10);
+    expect((await ask(client)).status).toBe(412);
+  });
+
+  it('posts one signed webhook when the threshold is crossed and one when the budget is exhausted', async () => {
+    const received: Array<{ body: string; signature: string | undefined }> = [];
+    const hook = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => {
+        body += c;
+      });
+      req.on('end', () => {
+        received.push({ body, signature: req.headers['x-gateway-signature'] as string | undefined });
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', () => r()));
+    const secret = 'whsec_0123456789abcdef';
+    try {
+      await createWorkspace('ws-alerts', {
+        budget_limit: 0.0125,
+        budget_alert_threshold: 0.4,
+        budget_alert_webhook: {
+          url: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hooks`,
+          secret,
+        },
+      });
+      const view = await gw.api('GET', '/workspaces/ws-alerts');
+      expect(view.body.policy.budget_alert_webhook).toEqual({
+        url: expect.stringContaining('/hooks'),
+        secret_set: true,
+      });
+      expect(JSON.stringify(view.body)).not.toContain(secret);
+      const { key } = await createApiKey('ws-alerts');
+      expect((await ask(direct(key))).status).toBe(200);
+      expect((await ask(direct(key))).status).toBe(200);
+      await settled(async () => (await gw.api('GET', '/workspaces/ws-alerts')).body.budget.spent);
+      expect((await ask(direct(key))).status).toBe(412);
+      expect((await ask(direct(key))).status).toBe(412);
+      for (let i = 0; i < 100 && received.length < 2; i++) await sleep(20);
+      await sleep(100);
+      expect(received).toHaveLength(2);
+      const alerts = received.map((r) => JSON.parse(r.body));
+      expect(alerts.map((a) => a.kind).sort()).toEqual(['exhausted', 'threshold']);
+      expect(alerts[0]).toMatchObject({ type: 'budget_alert', holder: 'workspace', name: 'ws-alerts' });
+      for (const r of received) {
+        expect(r.signature).toBe(`sha256=${createHmac('sha256', secret).update(r.body).digest('hex')}`);
+      }
+    } finally {
+      await new Promise<void>((r) => hook.close(() => r()));
+    }
   });
 });
