@@ -300,6 +300,11 @@ export class PolicyResolver {
     return found;
   }
 
+  /** The policies of a caller outside an HTTP request (a realtime `$connect`). */
+  forPrincipal(principal: Principal): Promise<RequestPolicy> {
+    return this.load(principal);
+  }
+
   private async load(principal: Principal): Promise<RequestPolicy> {
     const { organisationId, workspace: slug } = principal;
     const [workspace, key] = await Promise.all([

@@ -14,6 +14,7 @@ import {
   startFakeOpenAI,
 } from '../support/fake-openai';
 import { ADMIN_KEY, startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { openRealtime, refusal } from '../support/realtime-client';
 
 // Every request asks for at most 10,000 output tokens of gpt-4o-mini (0.60 USD per million): its
 // reservation is 0.006 USD plus its input bound. The fake answers with 10 prompt and exactly
@@ -549,5 +550,38 @@ describe('reservation expiry and alerts', () => {
     } finally {
       await new Promise<void>((r) => hook.close(() => r()));
     }
+  });
+});
+
+describe('policies on realtime', () => {
+  it('refuses a session for a model outside the workspace allowlist, or under an exhausted budget', async () => {
+    await createWorkspace('ws-realtime', { allowed_models: ['gpt-realtime-mini'] });
+    const { key } = await createApiKey('ws-realtime');
+    const headers = { 'x-gateway-api-key': key, 'x-gateway-provider': 'openai' };
+    const model = await refusal(openRealtime(gw, fake.url, { query: 'model=gpt-realtime', headers }));
+    expect(model.status).toBe(403);
+    expect(model.body.error.code).toBe('model_not_allowed');
+
+    // A provider answering past max_tokens is the one way spend passes a limit: the key is then spent.
+    const { id, key: spentKey } = await createApiKey('ws-realtime', { budget_limit: 0.0065 });
+    fake.use((req, res) =>
+      sendJson(
+        res,
+        200,
+        completion(String(req.body.model), 'ok', { prompt_tokens: 10, completion_tokens: 5_000 }),
+      ),
+    );
+    expect((await ask(direct(spentKey), { model: 'gpt-realtime-mini', max_tokens: 2_000 })).status).toBe(200);
+    const spent = async () =>
+      (await gw.api('GET', '/api-keys')).body.data.find((k: { id: string }) => k.id === id).budget.spent;
+    expect(await settled(spent)).toBeGreaterThan(0.0065);
+    const budget = await refusal(
+      openRealtime(gw, fake.url, {
+        query: 'model=gpt-realtime-mini',
+        headers: { ...headers, 'x-gateway-api-key': spentKey },
+      }),
+    );
+    expect(budget.status).toBe(412);
+    expect(budget.body.error).toMatchObject({ code: 'budget_exceeded', param: 'api_key' });
   });
 });

@@ -432,8 +432,8 @@ function budgetExhausted(slug: string, limit: number): Ending {
     reason: 'budget_exceeded',
     initiator: 'gateway',
     status: 412,
-    event: errorEvent('budget_exceeded', 'budget_exhausted', message),
-    error: { message, type: 'budget_exceeded', code: 'budget_exhausted', origin: 'gateway' },
+    event: errorEvent('budget_exceeded', 'budget_exceeded', message),
+    error: { message, type: 'budget_exceeded', code: 'budget_exceeded', origin: 'gateway' },
   };
 }
 

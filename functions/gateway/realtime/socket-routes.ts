@@ -8,9 +8,11 @@ import { ConnectionStore } from '../../store/connection-store';
 import { LogStore } from '../../store/log-store';
 import { ChannelGoneError, type RealtimeChannel, realtimeChannel } from '../../store/realtime-channel';
 import { type RelayLauncher, relayLauncher } from '../../store/relay-launcher';
+import { BudgetReservation } from '../budget';
 import { asGatewayError, badRequest, forbidden, GatewayError, unauthorized } from '../errors';
 import { logger } from '../logger';
 import { buildPlan, type PlanTarget } from '../plan';
+import { enforceModel, enforceTarget, policies, userHolder } from '../policy';
 import { Router } from '../router';
 import { type ResolvedTarget, readConfig, resolveTarget, routeOverrides, splitModel } from '../target';
 import type { LogEntry } from '../usage-log';
@@ -173,11 +175,23 @@ export class RealtimeSocketRoutes {
       }
       const { model, slug } = splitModel(query.model.trim());
       entry.model = model;
-      const config = await readConfig(headers, principal);
+      // The workspace's and API key's policies apply to realtime as to every model call.
+      const policy = await policies.forPrincipal(principal);
+      enforceModel(policy, model);
+      const config = (await readConfig(headers, principal)) ?? policy.defaultConfig;
+      const wanted = {
+        input_guardrails: [...policy.guardrails.input_guardrails, ...(config?.input_guardrails ?? [])],
+        output_guardrails: [...policy.guardrails.output_guardrails, ...(config?.output_guardrails ?? [])],
+      };
       const guardrails =
-        config?.input_guardrails || config?.output_guardrails
-          ? await guardrailResolver.expand(config, principal.organisationId, principal.workspace)
+        wanted.input_guardrails.length > 0 || wanted.output_guardrails.length > 0
+          ? await guardrailResolver.expand(wanted, principal.organisationId, principal.workspace)
           : undefined;
+      // A session is refused while a budget of the caller's hierarchy cannot take anything more.
+      const user = userHolder(policy, principal, entry.user);
+      await (
+        await BudgetReservation.take(user ? [...policy.holders, user] : policy.holders, 0, logId)
+      ).release();
       const plan = buildPlan(config, routeOverrides(headers, slug));
       // A session has one upstream: targets refused for budget or rate limit make way for the next, as
       // on HTTP, and the first admitted target serves the whole session.
@@ -186,6 +200,7 @@ export class RealtimeSocketRoutes {
         const target = await resolveTarget(planned, headers, principal);
         entry.provider = target.provider.name;
         entry.virtual_key = target.virtualKeySlug;
+        enforceTarget(policy, target.provider.name, !!planned.customHost);
         return target;
       };
       router = new Router(prepare, async () => ({ status: 101 }), new AbortController().signal);
