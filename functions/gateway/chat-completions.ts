@@ -179,10 +179,19 @@ function maxOutput(body: Record<string, unknown>): number | undefined {
   return Math.ceil(limit) * n;
 }
 
-/** The usage chunk a client asked for, with the request's cost in its `x-gateway` extension. */
-function withCost(chunk: Record<string, unknown>, target: ResolvedTarget, log: UsageLogDraft): string {
+/**
+ * The usage chunk with the request's cost in its `x-gateway` extension; when the client did not ask for
+ * usage, only the cost, as an SSE comment that clients skip.
+ */
+function withCost(
+  chunk: Record<string, unknown>,
+  target: ResolvedTarget,
+  log: UsageLogDraft,
+  commentOnly: boolean,
+): string {
   const model = typeof chunk.model === 'string' ? chunk.model : log.model;
   const cost = costOf(target.provider.name, model, readUsage(chunk.usage), log.operatorPrices);
+  if (commentOnly) return cost === null ? '' : `: x-gateway-cost ${cost}\n\n`;
   return `data: ${JSON.stringify({ ...chunk, 'x-gateway': { cost } })}\n\n`;
 }
 
@@ -256,9 +265,8 @@ async function* relayStream(
         } else {
           acc.add(c);
           const usageOnly = Array.isArray(c.choices) && c.choices.length === 0 && !!c.usage;
-          if (dropUsageChunk && usageOnly) continue;
           if (usageOnly) {
-            out += withCost(c, target, log);
+            out += withCost(c, target, log, dropUsageChunk);
             continue;
           }
         }
@@ -375,8 +383,7 @@ async function* translateStream(
     for (const c of chunks) {
       acc.add(c);
       const usageOnly = Array.isArray(c.choices) && c.choices.length === 0 && !!c.usage;
-      if (dropUsageChunk && usageOnly) continue;
-      out += usageOnly ? withCost(c, target, log) : `data: ${JSON.stringify(c)}\n\n`;
+      out += usageOnly ? withCost(c, target, log, dropUsageChunk) : `data: ${JSON.stringify(c)}\n\n`;
     }
     return out;
   };

@@ -304,6 +304,25 @@ describe('nothing is free by accident', () => {
     for await (const c of stream) last = c as unknown as Record<string, unknown>;
     expect(last?.usage).toMatchObject({ total_tokens: 2000 });
     expect((last?.['x-gateway'] as { cost: number } | undefined)?.cost).toBeCloseTo(0.00075, 12);
+    // Without usage asked for, the cost still ends the stream, as an SSE comment clients skip.
+    const raw = await fetch(`${gw.url}/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'x-gateway-api-key': ADMIN_KEY,
+        'x-gateway-custom-host': fake.url,
+        authorization: 'Bearer sk-provider-key',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+      }),
+    });
+    const text = await raw.text();
+    expect(text).toContain(': x-gateway-cost 0.00075\n\n');
+    expect(text).not.toContain('"usage":{"prompt_tokens"');
+    expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
   });
 });
 
