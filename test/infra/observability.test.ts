@@ -56,7 +56,9 @@ describe('GatewayObservability', () => {
   });
 
   it('creates an SNS topic, subscribes the configured email, and outputs the topic', () => {
-    template.resourceCountIs('AWS::SNS::Topic', 1);
+    // The budget alert topic is the stack's other topic (test/infra/budget-alerts.test.ts).
+    template.resourcePropertiesCountIs('AWS::SNS::Topic', { DisplayName: 'LLM gateway alarms' }, 1);
+    template.resourceCountIs('AWS::SNS::Topic', 2);
     const topic = { Ref: idOf(stack.observability.alarmTopic) };
     template.hasResourceProperties('AWS::SNS::Subscription', {
       Protocol: 'email',
