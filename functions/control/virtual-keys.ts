@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { alertThresholdUsd, budgetStatus, candidatePeriods } from '../gateway/budget';
+import { alertThresholdUsd, budgetStatus, candidatePeriods, periodStart } from '../gateway/budget';
 import { badRequest, forbidden, GatewayError, notFound } from '../gateway/errors';
 import { newId } from '../gateway/ids';
 import type { ModelPrice } from '../gateway/pricing-data';
@@ -221,6 +221,7 @@ export function presentVirtualKey(view: VirtualKeyView) {
     spent: view.spent,
     remaining: view.remaining,
     period: view.period,
+    period_start: periodStart(view.period),
     alerts: view.alerts,
     created_at: record.created_at,
     updated_at: record.updated_at,

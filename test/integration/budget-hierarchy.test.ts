@@ -156,6 +156,10 @@ describe('budget reservations under concurrency', () => {
     const spent = await settled(async () => (await gw.api('GET', '/virtual-keys/vk-ten')).body.spent);
     expect(spent).toBeGreaterThan(0);
     expect(spent).toBeLessThanOrEqual(LIMIT);
+    expect((await gw.api('GET', '/virtual-keys/vk-ten')).body).toMatchObject({
+      period: 'all',
+      period_start: null,
+    });
   });
 
   it('a workspace budget holds the same way, and its spend is readable on the workspace', async () => {
