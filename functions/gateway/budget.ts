@@ -164,6 +164,28 @@ export class BudgetReservation {
   }
 }
 
+/**
+ * Charges a cost that was not reserved (a realtime response, known only once it is done) to every budget
+ * of the holders; returns the first holder whose spend has reached its limit.
+ */
+export async function chargeUnreserved(
+  holders: LimitHolder[],
+  usd: number,
+  store = counters,
+): Promise<LimitHolder | undefined> {
+  const spent = await Promise.all(
+    holders
+      .filter((h) => h.limits.budget_limit !== null)
+      .map(async (holder) => {
+        const period = periodOf(holder.limits);
+        const total = await store.charge(holder.pk, `SPEND#${period}`, usd);
+        await alertOnCrossing(holder, period, total, usd, store);
+        return total >= (holder.limits.budget_limit as number) ? holder : undefined;
+      }),
+  );
+  return spent.find((h) => h !== undefined);
+}
+
 const isHold = (value: unknown): value is BudgetHold =>
   !!value && typeof value === 'object' && !(value instanceof Error) && 'attribute' in value;
 

@@ -292,6 +292,20 @@ export class CounterStore {
     return Number(out.Attributes?.spent ?? usd);
   }
 
+  /** Adds a cost that had no reservation (a realtime response) to spend and `held`; returns the new spend. */
+  async charge(pk: string, sk: string, usd: number): Promise<number> {
+    const out = await this.db.send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: { pk, sk },
+        UpdateExpression: 'ADD held :usd, spent :usd',
+        ExpressionAttributeValues: { ':usd': usd },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(out.Attributes?.spent ?? usd);
+  }
+
   /** Removes the reservations past their expiry from `held`; true when it removed any. */
   private async sweepExpired(pk: string, sk: string): Promise<boolean> {
     const out = await this.db.send(

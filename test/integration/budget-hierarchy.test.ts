@@ -13,6 +13,7 @@ import {
   sseData,
   startFakeOpenAI,
 } from '../support/fake-openai';
+import { startFakeRealtime } from '../support/fake-realtime';
 import { ADMIN_KEY, startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
 import { openRealtime, refusal } from '../support/realtime-client';
 
@@ -606,5 +607,39 @@ describe('policies on realtime', () => {
     );
     expect(budget.status).toBe(412);
     expect(budget.body.error).toMatchObject({ code: 'budget_exceeded', param: 'api_key' });
+  });
+});
+
+describe('realtime sessions under a workspace budget', () => {
+  it('charges each response to the workspace, ends the session once spent, then refuses new ones', async () => {
+    const upstream = await startFakeRealtime();
+    try {
+      // The fake's responses cost 0.0468 USD each (gpt-realtime): the second one spends the budget.
+      await createWorkspace('ws-rt-budget', { budget_limit: 0.05 });
+      const { key } = await createApiKey('ws-rt-budget');
+      const headers = {
+        'x-gateway-api-key': key,
+        'x-gateway-provider': 'openai',
+        'x-gateway-custom-host': upstream.url,
+        authorization: 'Bearer sk-upstream',
+      };
+      const s = await openRealtime(gw, upstream.url, { headers });
+      await s.next('session.created');
+      s.send({ type: 'response.create' });
+      await s.next('response.done');
+      s.send({ type: 'response.create' });
+      const closed = await s.closed;
+      expect(closed.code).toBe(4001);
+      expect(s.events.at(-1)).toMatchObject({ type: 'error', error: { code: 'budget_exceeded' } });
+      const spent = await settled(
+        async () => (await gw.api('GET', '/workspaces/ws-rt-budget')).body.budget.spent,
+      );
+      expect(spent).toBeCloseTo(2 * 0.0468, 10);
+      const refused = await refusal(openRealtime(gw, upstream.url, { headers }));
+      expect(refused.status).toBe(412);
+      expect(refused.body.error).toMatchObject({ code: 'budget_exceeded', param: 'workspace' });
+    } finally {
+      await upstream.close();
+    }
   });
 });

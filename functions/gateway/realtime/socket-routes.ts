@@ -189,9 +189,9 @@ export class RealtimeSocketRoutes {
           : undefined;
       // A session is refused while a budget of the caller's hierarchy cannot take anything more.
       const user = userHolder(policy, principal, entry.user);
-      await (
-        await BudgetReservation.take(user ? [...policy.holders, user] : policy.holders, 0, logId)
-      ).release();
+      const holders = user ? [...policy.holders, user] : policy.holders;
+      await (await BudgetReservation.take(holders, 0, logId)).release();
+      const budgets = holders.filter((h) => h.limits.budget_limit !== null);
       const plan = buildPlan(config, routeOverrides(headers, slug));
       // A session has one upstream: targets refused for budget or rate limit make way for the next, as
       // on HTTP, and the first admitted target serves the whole session.
@@ -230,6 +230,7 @@ export class RealtimeSocketRoutes {
           : null,
         log: entry,
         ...(guardrails ? { guardrails } : {}),
+        ...(budgets.length > 0 ? { budgets } : {}),
       };
       await this.admit(job);
       return {
