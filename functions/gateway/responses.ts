@@ -19,7 +19,7 @@ import {
   tryJson,
 } from './model-call';
 import { passthroughOperations } from './passthrough';
-import { readUsage, tokenBound } from './pricing';
+import { costOf, readUsage, tokenBound } from './pricing';
 import { bodyText, jsonBody } from './request-body';
 import { SseParser } from './sse';
 import type { ResolvedTarget } from './target';
@@ -316,6 +316,10 @@ async function* relayResponseEvents(
       if (type && TERMINAL.has(type)) {
         ended = true;
         if (isObject(data.response)) final = data.response;
+        // The cost follows the terminal event as an SSE comment, which clients skip.
+        const model = typeof final?.model === 'string' ? final.model : log.model;
+        const cost = costOf(target.provider.name, model, responsesUsage(final?.usage), log.operatorPrices);
+        if (cost !== null) out += `: x-gateway-cost ${cost}\n\n`;
         if (type === 'response.failed') {
           const err = isObject(final?.error) ? final.error : {};
           failure = providerError(502, {

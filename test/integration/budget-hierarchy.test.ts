@@ -328,6 +328,35 @@ describe('nothing is free by accident', () => {
     expect(text).toContain(': x-gateway-cost 0.00075\n\n');
     expect(text).not.toContain('"usage":{"prompt_tokens"');
     expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+
+    // A Responses stream: the cost follows response.completed.
+    fake.use((_req, res) => {
+      openSse(res);
+      const response = {
+        id: 'resp_1',
+        object: 'response',
+        model: 'gpt-4o-mini',
+        status: 'completed',
+        output: [],
+        usage: { input_tokens: 1000, output_tokens: 1000, total_tokens: 2000 },
+      };
+      res.end(
+        `event: response.completed\ndata: ${JSON.stringify({ type: 'response.completed', response })}\n\n`,
+      );
+    });
+    const responses = await fetch(`${gw.url}/responses`, {
+      method: 'POST',
+      headers: {
+        'x-gateway-api-key': ADMIN_KEY,
+        'x-gateway-custom-host': fake.url,
+        authorization: 'Bearer sk-provider-key',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ model: 'gpt-4o-mini', input: 'hi', stream: true }),
+    });
+    const events = await responses.text();
+    expect(events).toContain('"type":"response.completed"');
+    expect(events).toContain(': x-gateway-cost 0.00075\n\n');
   });
 });
 
