@@ -1,6 +1,7 @@
 // Gateway overhead of a chat completion with (a) the provider key passed through in Authorization and
-// (b) a virtual key with a budget (one strongly consistent budget read on the request path, spend charged
-// after the last byte). Local gateway and a zero-latency fake upstream on loopback; runs interleaved and
+// no budget, (b) a virtual key with a budget (its state read and one reservation before the call, one
+// settlement after the last byte), and (c) a request under four budgets: workspace, API key, end user
+// and virtual key (four reservations, made at once, and four settlements). Local gateway and a zero-latency fake upstream on loopback; runs interleaved and
 // warm. Overhead = latency through the gateway minus the p50 of the same call made to the upstream directly.
 // `npx tsx bench/virtual-key-overhead.ts [requests per variant]`
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -78,6 +79,36 @@ const created = await fetch(`${gateway.url}/virtual-keys`, {
 });
 if (created.status !== 201) throw new Error(`virtual key: ${created.status} ${await created.text()}`);
 
+async function admin(path: string, payload: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(`${gateway.url}${path}`, {
+    method: path.startsWith('/workspaces/') ? 'PATCH' : 'POST',
+    headers: { 'x-gateway-api-key': ADMIN, 'content-type': 'application/json' },
+    body: JSON.stringify(payload),
+  });
+  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as Record<string, unknown>;
+}
+const BIG = 1_000_000;
+await admin('/workspaces', { name: 'bench-ws', slug: 'bench-ws' });
+await admin('/workspaces/bench-ws', { policy: { budget_limit: BIG, user_limits: { budget_limit: BIG } } });
+const wsKey = String(
+  (await admin('/api-keys', { name: 'bench', workspace: 'bench-ws', policy: { budget_limit: BIG } })).key,
+);
+await admin('/virtual-keys', {
+  name: 'bench4',
+  slug: 'bench4',
+  workspace: 'bench-ws',
+  provider: 'openai',
+  key: 'sk-bench',
+  custom_host: upstreamUrl,
+  budget_limit: BIG,
+});
+const userBody = JSON.stringify({
+  model: 'gpt-4o-mini',
+  messages: [{ role: 'user', content: 'hi' }],
+  user: 'bench-user',
+});
+
 const chatUrl = `${gateway.url}/chat/completions`;
 const variants = {
   passthrough: {
@@ -86,10 +117,12 @@ const variants = {
     'x-gateway-custom-host': upstreamUrl,
   },
   virtualKey: { 'x-gateway-api-key': ADMIN, 'x-gateway-provider': '@bench' },
+  fourBudgets: { 'x-gateway-api-key': wsKey, 'x-gateway-provider': '@bench4' },
 };
 const samples: Record<keyof typeof variants | 'direct', number[]> = {
   passthrough: [],
   virtualKey: [],
+  fourBudgets: [],
   direct: [],
 };
 
@@ -97,10 +130,12 @@ for (let i = 0; i < WARMUP + N; i++) {
   const direct = await call(`${upstreamUrl}/chat/completions`, {});
   const a = await call(chatUrl, variants.passthrough);
   const b = await call(chatUrl, variants.virtualKey);
+  const c = await call(chatUrl, variants.fourBudgets, userBody);
   if (i >= WARMUP) {
     samples.direct.push(direct);
     samples.passthrough.push(a);
     samples.virtualKey.push(b);
+    samples.fourBudgets.push(c);
   }
 }
 
@@ -113,14 +148,24 @@ console.log(
   `requests per variant: ${N} (after ${WARMUP} warm-up), direct upstream p50 ${base.toFixed(3)} ms`,
 );
 console.log('variant                      overhead p50 (ms)   overhead p99 (ms)');
-for (const name of ['passthrough', 'virtualKey'] as const) {
-  const label = name === 'passthrough' ? '(a) Authorization passthrough' : '(b) virtual key with budget';
+const LABELS = {
+  passthrough: '(a) passthrough, no budget',
+  virtualKey: '(b) virtual key with budget',
+  fourBudgets: '(c) four budgets',
+} as const;
+for (const name of ['passthrough', 'virtualKey', 'fourBudgets'] as const) {
+  const label = LABELS[name];
   console.log(
     `${label.padEnd(29)}${(pct(samples[name], 50) - base).toFixed(3).padStart(17)}${(pct(samples[name], 99) - base).toFixed(3).padStart(20)}`,
   );
 }
+const diff = (x: number[], y: number[]) => (pct(x, 50) - pct(y, 50)).toFixed(3);
+console.log(`difference (b) - (a) at p50: ${diff(samples.virtualKey, samples.passthrough)} ms`);
 console.log(
-  `difference (b) - (a) at p50: ${(pct(samples.virtualKey, 50) - pct(samples.passthrough, 50)).toFixed(3)} ms`,
+  `four reservations against none, (c) - (a) at p50: ${diff(samples.fourBudgets, samples.passthrough)} ms`,
+);
+console.log(
+  `four reservations against one, (c) - (b) at p50: ${diff(samples.fourBudgets, samples.virtualKey)} ms`,
 );
 
 agent.destroy();

@@ -177,6 +177,22 @@ export const OPERATIONS: readonly Operation[] = [
     logged: false,
   },
   {
+    name: 'workspaces.get',
+    method: 'GET',
+    path: '/v1/workspaces/{slug}',
+    group: 'control',
+    access: anyCaller,
+    logged: false,
+  },
+  {
+    name: 'workspaces.update',
+    method: 'PATCH',
+    path: '/v1/workspaces/{slug}',
+    group: 'control',
+    access: admin,
+    logged: false,
+  },
+  {
     name: 'api_keys.create',
     method: 'POST',
     path: '/v1/api-keys',
@@ -190,6 +206,14 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/v1/api-keys',
     group: 'control',
     access: scope('api_keys.read'),
+    logged: false,
+  },
+  {
+    name: 'api_keys.update',
+    method: 'PATCH',
+    path: '/v1/api-keys/{id}',
+    group: 'control',
+    access: scope('api_keys.write'),
     logged: false,
   },
   {

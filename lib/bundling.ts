@@ -28,6 +28,8 @@ export const RUNTIME_PROVIDED = [
   '@aws-sdk/client-lambda',
   '@aws-sdk/client-apigatewaymanagementapi',
   '@aws-sdk/client-firehose',
+  // Budget alerts only.
+  '@aws-sdk/client-sns',
 ];
 
 // Lambda passes credentials in environment variables: the SDK's default credential chain is swapped for

@@ -22,6 +22,7 @@ import {
   type StackProps,
   aws_s3 as s3,
   aws_secretsmanager as secretsmanager,
+  aws_sns as sns,
   Token,
   Validations,
 } from 'aws-cdk-lib';
@@ -343,6 +344,8 @@ export class GatewayStack extends Stack {
   readonly distribution: GatewayDistribution;
   readonly observability: GatewayObservability;
   readonly realtime: RealtimeApi;
+  /** Budget alerts (threshold crossed, budget exhausted) of every workspace, API key, user and virtual key. */
+  readonly budgetAlertTopic: sns.Topic;
 
   constructor(scope: Construct, id: string, props: GatewayStackProps = {}) {
     super(scope, id, props);
@@ -418,8 +421,14 @@ export class GatewayStack extends Stack {
         'CloudFront reads the value at deploy time, so a rotation is a deploy: a rotation Lambda would leave CloudFront sending the old value',
     });
 
+    this.budgetAlertTopic = new sns.Topic(this, 'BudgetAlertTopic', {
+      displayName: 'LLM gateway budget alerts',
+      enforceSSL: true,
+    });
+
     const environment: Record<string, string> = {
       ...Object.fromEntries(ALL_TABLES.map((def) => [def.envVar, this.tableOf(def).tableName])),
+      GATEWAY_ALERT_TOPIC_ARN: this.budgetAlertTopic.topicArn,
       BLOB_BUCKET: this.blobBucket.bucketName,
       GATEWAY_LOG_RETENTION_DAYS: String(retentionDays),
       GATEWAY_STREAM_PADDING_BYTES: String(streamPaddingBytes),
@@ -468,6 +477,8 @@ export class GatewayStack extends Stack {
       acknowledgeFunctionDefaults(fn);
       this.grant(fn, grantsFor(operationsOf(name)));
       this.originSecret.grantRead(fn);
+      // Model calls settle budgets, and a settlement or a refusal may send an alert.
+      if (operationsOf(name).some((op) => op.logged)) this.budgetAlertTopic.grantPublish(fn);
       urls[name] = url;
       new CfnOutput(this, `${id}FunctionUrl`, { value: url.url, description: group.description });
       functions[name] = fn;
@@ -528,6 +539,10 @@ export class GatewayStack extends Stack {
       new CfnOutput(this, `${pascal(def.id)}TableName`, { value: this.tableOf(def).tableName });
     }
     new CfnOutput(this, 'BlobBucketName', { value: this.blobBucket.bucketName });
+    new CfnOutput(this, 'BudgetAlertTopicArn', {
+      value: this.budgetAlertTopic.topicArn,
+      description: 'SNS topic of budget alerts: subscribe an email, a queue or a chat integration',
+    });
     this.observability = new GatewayObservability(this, 'Observability', {
       functions: this.functions,
       tables: this.tables,

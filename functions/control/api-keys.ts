@@ -1,6 +1,17 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { spendView } from '../gateway/budget';
 import { badRequest, forbidden, notFound } from '../gateway/errors';
 import { newId } from '../gateway/ids';
+import {
+  apiKeyHolderKey,
+  limitsOf,
+  loosenings,
+  type Policy,
+  parsePolicy,
+  policies,
+  presentPolicy,
+  readPolicy,
+} from '../gateway/policy';
 import { SCOPES, type Scope } from '../operations';
 import { type ApiKeyRecord, ControlStore } from '../store/control-store';
 import { DEFAULT_WORKSPACE, type Principal } from './principal';
@@ -28,6 +39,16 @@ export function presentKey(record: ApiKeyRecord) {
     scopes: record.type === 'organisation' ? [...SCOPES] : record.scopes,
     last_four: record.last_four,
     created_at: record.created_at,
+  };
+}
+
+/** The public view with the key's policy and its budget spend. */
+export async function presentKeyDetail(record: ApiKeyRecord) {
+  const policy = readPolicy(record.policy_json);
+  return {
+    ...presentKey(record),
+    policy: presentPolicy(policy),
+    budget: await spendView(apiKeyHolderKey(record.id), limitsOf(policy)),
   };
 }
 
@@ -96,6 +117,10 @@ export class ApiKeyService {
         throw forbidden(`A key cannot grant scopes it does not hold: ${missing.join(', ')}.`);
       }
     }
+    const policy =
+      body.policy === undefined
+        ? null
+        : await this.keyPolicy(caller, workspace ?? caller.workspace, body.policy);
     const key = generateKey();
     const record: ApiKeyRecord = {
       id: `key_${newId()}`,
@@ -107,9 +132,53 @@ export class ApiKeyService {
       key_hash: hashKey(key),
       last_four: key.slice(-4),
       created_at: new Date().toISOString(),
+      ...(policy ? { policy_json: JSON.stringify(policy) } : {}),
     };
     await this.store.putApiKey(record);
     return { record, key };
+  }
+
+  /** Sets a key's `policy` (replaced whole; null clears it). */
+  async update(caller: Principal, id: string, input: unknown): Promise<ApiKeyRecord> {
+    const body = asObject(input);
+    const unknown = Object.keys(body).filter((k) => k !== 'policy' && k !== 'name');
+    if (unknown.length > 0)
+      throw badRequest(`Unknown fields: ${unknown.join(', ')}. A key takes name and policy.`);
+    const record = await this.store.getApiKey(caller.organisationId, id);
+    if (!record || (!caller.isOrganisationAdmin && record.workspace !== caller.workspace)) {
+      throw notFound(`No API key with id "${id}".`);
+    }
+    const next: ApiKeyRecord = { ...record };
+    if (body.name !== undefined) {
+      if (typeof body.name !== 'string' || body.name.trim() === '' || body.name.length > 200) {
+        throw badRequest('name must be a string of 1 to 200 characters.', 'name');
+      }
+      next.name = body.name.trim();
+    }
+    if (body.policy !== undefined) {
+      const policy = await this.keyPolicy(caller, record.workspace ?? caller.workspace, body.policy);
+      if (policy) next.policy_json = JSON.stringify(policy);
+      else delete next.policy_json;
+    }
+    await this.store.putApiKey(next);
+    this.cache.delete(record.key_hash);
+    policies.invalidateKey(caller.organisationId, id);
+    return next;
+  }
+
+  /** Validates a key's policy; one that would loosen its workspace's policy is refused. */
+  private async keyPolicy(caller: Principal, workspace: string, value: unknown): Promise<Policy | null> {
+    const policy = await parsePolicy(value, 'api_key', caller.organisationId, workspace);
+    const ws = await this.store.getWorkspace(caller.organisationId, workspace);
+    const looser = loosenings(readPolicy(ws?.policy_json), policy);
+    if (looser.length > 0) {
+      throw badRequest(
+        `A key's policy cannot loosen its workspace's: ${looser.join('; ')}.`,
+        'policy',
+        'policy_loosens_workspace',
+      );
+    }
+    return policy;
   }
 
   /** Admins see every key of the organisation; others only their workspace's keys. */

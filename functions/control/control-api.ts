@@ -1,13 +1,13 @@
 import type { OperationHandler } from '../gateway/dispatch';
 import { type HttpEvent, jsonResult, listResult, type RequestState } from '../gateway/http';
 import { bodyText, jsonBody } from '../gateway/request-body';
-import { ApiKeyService, presentKey } from './api-keys';
+import { ApiKeyService, presentKeyDetail } from './api-keys';
 import { AuditLog, presentAuditEntry } from './audit-log';
 import { ConfigService, presentConfig } from './configs';
 import { egressSettings } from './egress-settings';
 import { GuardrailService, presentGuardrail } from './guardrails';
 import { JwtSettingsService, presentJwtSettings } from './jwt-settings';
-import { OrganisationService, presentWorkspace } from './organisation';
+import { OrganisationService, presentWorkspace, presentWorkspaceDetail } from './organisation';
 import type { Principal } from './principal';
 import { presentVirtualKey, VirtualKeyService } from './virtual-keys';
 
@@ -39,13 +39,39 @@ export const controlOperations: Record<string, OperationHandler> = {
       presentWorkspace(await organisations.createWorkspace(caller(state), jsonBody(bodyText(event)))),
     ),
 
+  'workspaces.get': async (_event, state) =>
+    jsonResult(
+      200,
+      await presentWorkspaceDetail(await organisations.getWorkspace(caller(state), state.params.slug ?? '')),
+    ),
+
+  'workspaces.update': async (event, state) =>
+    jsonResult(
+      200,
+      await presentWorkspaceDetail(
+        await organisations.updateWorkspace(
+          caller(state),
+          state.params.slug ?? '',
+          jsonBody(bodyText(event)),
+        ),
+      ),
+    ),
+
   'api_keys.create': async (event, state) => {
     const { record, key } = await apiKeys.create(caller(state), jsonBody(bodyText(event)));
-    return jsonResult(201, { ...presentKey(record), key });
+    return jsonResult(201, { ...(await presentKeyDetail(record)), key });
   },
 
+  'api_keys.update': async (event, state) =>
+    jsonResult(
+      200,
+      await presentKeyDetail(
+        await apiKeys.update(caller(state), state.params.id ?? '', jsonBody(bodyText(event))),
+      ),
+    ),
+
   'api_keys.list': async (_event, state) =>
-    listResult((await apiKeys.list(caller(state))).map(presentKey), null),
+    listResult(await Promise.all((await apiKeys.list(caller(state))).map(presentKeyDetail)), null),
 
   'api_keys.delete': async (_event, state) => {
     const id = state.params.id ?? '';

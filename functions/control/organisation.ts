@@ -1,5 +1,15 @@
+import { spendView } from '../gateway/budget';
 import { badRequest, GatewayError, notFound } from '../gateway/errors';
 import { newId } from '../gateway/ids';
+import {
+  limitsOf,
+  parsePolicy,
+  policies,
+  presentPolicy,
+  readPolicy,
+  workspaceHolderKey,
+} from '../gateway/policy';
+import type { ModelPrice } from '../gateway/pricing-data';
 import { ControlStore, type WorkspaceRecord } from '../store/control-store';
 import { asObject } from './api-keys';
 import type { Principal } from './principal';
@@ -8,6 +18,49 @@ const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 export function presentWorkspace(ws: WorkspaceRecord) {
   return { id: ws.id, object: 'workspace', slug: ws.slug, name: ws.name, created_at: ws.created_at };
+}
+
+/** A workspace with its policy, operator prices and budget spend (`spent`, `remaining`, `period_start`). */
+export async function presentWorkspaceDetail(ws: WorkspaceRecord) {
+  const policy = readPolicy(ws.policy_json);
+  return {
+    ...presentWorkspace(ws),
+    policy: presentPolicy(policy),
+    prices: ws.prices_json ? JSON.parse(ws.prices_json) : null,
+    budget: await spendView(workspaceHolderKey(ws.organisation_id, ws.slug), limitsOf(policy)),
+    updated_at: ws.updated_at ?? ws.created_at,
+  };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  !!v && typeof v === 'object' && !Array.isArray(v);
+const price = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+
+/** `prices`: `{"<model>": {"input", "output", "cached_input"?, "max_output_tokens"?}}`, USD per million tokens. */
+export function parsePrices(value: unknown, param = 'prices'): Record<string, ModelPrice> | null {
+  if (value === null) return null;
+  const ok =
+    isObject(value) &&
+    Object.keys(value).length <= 1000 &&
+    Object.entries(value).every(
+      ([model, p]) =>
+        model.length > 0 &&
+        model.length <= 200 &&
+        isObject(p) &&
+        price(p.input) &&
+        price(p.output) &&
+        (p.cached_input === undefined || price(p.cached_input)) &&
+        (p.max_output_tokens === undefined ||
+          (Number.isInteger(p.max_output_tokens) && (p.max_output_tokens as number) > 0)) &&
+        Object.keys(p).every((k) => ['input', 'output', 'cached_input', 'max_output_tokens'].includes(k)),
+    );
+  if (!ok) {
+    throw badRequest(
+      `${param} must map model names to {"input", "output", "cached_input"?, "max_output_tokens"?} (USD per million tokens), or be null.`,
+      param,
+    );
+  }
+  return value as Record<string, ModelPrice>;
 }
 
 export class OrganisationService {
@@ -29,6 +82,40 @@ export class OrganisationService {
 
   async listWorkspaces(caller: Principal): Promise<WorkspaceRecord[]> {
     return this.store.listWorkspaces(caller.organisationId);
+  }
+
+  /** An admin sees every workspace; other callers only their own. */
+  async getWorkspace(caller: Principal, slug: string): Promise<WorkspaceRecord> {
+    const ws =
+      caller.isOrganisationAdmin || caller.workspace === slug
+        ? await this.store.getWorkspace(caller.organisationId, slug)
+        : undefined;
+    if (!ws) throw notFound(`No workspace "${slug.slice(0, 64)}".`);
+    return ws;
+  }
+
+  /** Sets the workspace's `policy` and `prices` (each replaced whole; null clears). */
+  async updateWorkspace(caller: Principal, slug: string, input: unknown): Promise<WorkspaceRecord> {
+    const body = asObject(input);
+    const unknown = Object.keys(body).filter((k) => k !== 'policy' && k !== 'prices');
+    if (unknown.length > 0) {
+      throw badRequest(`Unknown fields: ${unknown.join(', ')}. A workspace takes policy and prices.`);
+    }
+    const ws = await this.getWorkspace(caller, slug);
+    const next: WorkspaceRecord = { ...ws, updated_at: new Date().toISOString() };
+    if (body.policy !== undefined) {
+      const policy = await parsePolicy(body.policy, 'workspace', caller.organisationId, slug);
+      if (policy) next.policy_json = JSON.stringify(policy);
+      else delete next.policy_json;
+    }
+    if (body.prices !== undefined) {
+      const prices = parsePrices(body.prices);
+      if (prices) next.prices_json = JSON.stringify(prices);
+      else delete next.prices_json;
+    }
+    await this.store.putWorkspace(next);
+    policies.invalidateWorkspace(caller.organisationId, slug);
+    return next;
   }
 
   async createWorkspace(caller: Principal, input: unknown): Promise<WorkspaceRecord> {

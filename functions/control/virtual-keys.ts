@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { alertThresholdUsd, budgetStatus, candidatePeriods } from '../gateway/budget';
+import { alertThresholdUsd, budgetStatus, candidatePeriods, periodStart } from '../gateway/budget';
 import { badRequest, forbidden, GatewayError, notFound } from '../gateway/errors';
 import { newId } from '../gateway/ids';
+import type { ModelPrice } from '../gateway/pricing-data';
 import { CONTROL_CHARACTER } from '../gateway/request-body';
 import { type VirtualKeyResolver, virtualKeys } from '../gateway/virtual-key-resolver';
 import { findProvider, PROVIDER_NAMES } from '../providers';
@@ -10,6 +11,7 @@ import { CounterStore, type VirtualKeyState } from '../store/counter-store';
 import { type SecretStore, secretStore } from '../store/secret-store';
 import { asObject } from './api-keys';
 import { egressSettings } from './egress-settings';
+import { parsePrices } from './organisation';
 import type { Principal } from './principal';
 
 const SLUG = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -37,6 +39,7 @@ const FIELDS = new Set([
   'budget_period',
   'budget_alert_threshold',
   'rate_limit',
+  'prices',
 ]);
 
 /** A validated create or update: only the fields the caller sent. Never echoes the credential. */
@@ -57,6 +60,7 @@ interface VirtualKeyInput {
   budget_period?: 'none' | 'monthly';
   budget_alert_threshold?: number | null;
   requests_per_minute?: number | null;
+  prices?: Record<string, ModelPrice> | null;
 }
 
 // Organization, project and key go upstream as header values: a control character is refused when stored.
@@ -156,6 +160,14 @@ function parseInput(input: unknown, creating: boolean): VirtualKeyInput {
       problems.push('rate_limit must be {"requests_per_minute": a whole number of 1 or more}, or null');
     } else out.requests_per_minute = (r as { requests_per_minute: number }).requests_per_minute;
   }
+  if (body.prices !== undefined) {
+    try {
+      out.prices = parsePrices(body.prices);
+    } catch (error) {
+      problems.push((error as Error).message.replace(/\.$/, ''));
+    }
+  }
+
   if (problems.length > 0) {
     throw badRequest(`Invalid virtual key: ${problems.join('; ')}.`, null, 'invalid_virtual_key');
   }
@@ -215,9 +227,11 @@ export function presentVirtualKey(view: VirtualKeyView) {
     budget_alert_threshold_usd: alertThresholdUsd(state),
     rate_limit:
       state.requests_per_minute === null ? null : { requests_per_minute: state.requests_per_minute },
+    prices: record.prices_json ? JSON.parse(record.prices_json) : null,
     spent: view.spent,
     remaining: view.remaining,
     period: view.period,
+    period_start: periodStart(view.period),
     alerts: view.alerts,
     created_at: record.created_at,
     updated_at: record.updated_at,
@@ -278,6 +292,7 @@ export class VirtualKeyService {
         deployment_id: input.deployment_id ?? null,
         api_version: input.api_version ?? null,
         secret_name: secretName(caller.organisationId, workspace, slug),
+        ...(input.prices ? { prices_json: JSON.stringify(input.prices) } : {}),
         created_at: now,
         updated_at: now,
       };
@@ -347,6 +362,8 @@ export class VirtualKeyService {
       api_version: input.api_version === undefined ? (record.api_version ?? null) : input.api_version,
       updated_at: new Date().toISOString(),
     };
+    if (input.prices === null) delete updated.prices_json;
+    else if (input.prices) updated.prices_json = JSON.stringify(input.prices);
     // A rotation is a new version of the same secret: new requests use it without a redeploy.
     if (input.key !== undefined) await this.secrets.put(record.secret_name, input.key);
     await this.store.putVirtualKey(updated);

@@ -11,6 +11,7 @@ import type { HttpEvent, HttpResult, RequestState } from './http';
 import {
   type CallSuccess,
   exchange,
+  inputBound,
   type RouteOptions,
   recordStreamFailure,
   recordUsage,
@@ -19,7 +20,7 @@ import {
   streamTruncated,
   tryJson,
 } from './model-call';
-import { readUsage } from './pricing';
+import { costOf, readUsage, tokenBound } from './pricing';
 import { bodyText, checkFieldLengths, jsonBody } from './request-body';
 import { credentialMasker } from './secret-mask';
 import { SseParser, sseErrorEvent } from './sse';
@@ -125,7 +126,11 @@ export async function runChatCompletion(
     return { ...success, translation, context };
   };
 
-  const { target, success } = await routeModelCall(state, body.model as string, attempt, options);
+  const inputTokens = inputBound(body);
+  const { target, success } = await routeModelCall(state, body.model as string, attempt, {
+    ...options,
+    bound: { inputTokens, maxOutputTokens: maxOutput(body) },
+  });
   if (native && success.native) return native.reply(target, success);
 
   if (success.replyText !== undefined) {
@@ -140,7 +145,11 @@ export async function runChatCompletion(
     const redacted = (await guard?.checkOutput(chatReplySlots(success.reply))) ?? false;
     return {
       statusCode: success.status,
-      headers: { 'content-type': 'application/json', ...success.headers },
+      headers: {
+        'content-type': 'application/json',
+        ...success.headers,
+        ...(log.cost !== null ? { 'x-gateway-cost': String(log.cost) } : {}),
+      },
       body: redacted ? JSON.stringify(success.reply) : success.replyText,
     };
   }
@@ -163,10 +172,35 @@ export async function runChatCompletion(
           log,
           success.sentAt,
           !clientWantsUsage,
+          inputTokens,
           watch,
         )
-      : relayStream(success.upstream, target, log, success.sentAt, !clientWantsUsage, watch),
+      : relayStream(success.upstream, target, log, success.sentAt, !clientWantsUsage, inputTokens, watch),
   };
+}
+
+/** The output limit a chat request sets (times its choices), undefined when it sets none. */
+function maxOutput(body: Record<string, unknown>): number | undefined {
+  const limit = body.max_completion_tokens ?? body.max_tokens;
+  if (typeof limit !== 'number' || !(limit > 0)) return undefined;
+  const n = typeof body.n === 'number' && body.n > 1 ? body.n : 1;
+  return Math.ceil(limit) * n;
+}
+
+/**
+ * The usage chunk with the request's cost in its `x-gateway` extension; when the client did not ask for
+ * usage, only the cost, as an SSE comment that clients skip.
+ */
+function withCost(
+  chunk: Record<string, unknown>,
+  target: ResolvedTarget,
+  log: UsageLogDraft,
+  commentOnly: boolean,
+): string {
+  const model = typeof chunk.model === 'string' ? chunk.model : log.model;
+  const cost = costOf(target.provider.name, model, readUsage(chunk.usage), log.operatorPrices);
+  if (commentOnly) return cost === null ? '' : `: x-gateway-cost ${cost}\n\n`;
+  return `data: ${JSON.stringify({ ...chunk, 'x-gateway': { cost } })}\n\n`;
 }
 
 /** A successful attempt, with what a translated provider needs to turn its reply into OpenAI's. */
@@ -224,6 +258,7 @@ async function* relayStream(
   log: UsageLogDraft,
   sentAt: number,
   dropUsageChunk: boolean,
+  inputTokens: number,
   watch?: StreamWatch,
 ): AsyncGenerator<string> {
   const parser = new SseParser();
@@ -261,7 +296,10 @@ async function* relayStream(
         const c = chunk as Record<string, unknown>;
         acc.add(c);
         const usageOnly = Array.isArray(c.choices) && c.choices.length === 0 && !!c.usage;
-        if (dropUsageChunk && usageOnly) continue;
+        if (usageOnly) {
+          out += withCost(c, target, log, dropUsageChunk);
+          continue;
+        }
       }
       out += ev.raw;
     }
@@ -272,7 +310,7 @@ async function* relayStream(
     for await (const bytes of upstream.body) {
       const out = relay(parser.push(bytes));
       // The last check runs before `[DONE]` goes out.
-      failure = (yield* sendChecked(out, acc.text(), sawDone, watch, log, sentAt)) ?? failure;
+      failure = (yield* sendChecked(out, acc.checkedText(), sawDone, watch, log, sentAt)) ?? failure;
       if (failure) break;
     }
     const rest = parser.flush();
@@ -290,21 +328,36 @@ async function* relayStream(
       yield sseErrorEvent(failure.toBody());
     }
   } finally {
-    finishStreamLog(log, target, acc, sentAt, failure);
+    finishStreamLog(log, target, acc, sentAt, failure, sawDone ? undefined : inputTokens);
   }
 }
 
-/** After a stream, however it ended: the reassembled reply, usage, cost and any failure, for the log. */
+/**
+ * After a stream, however it ended: the reassembled reply, usage, cost and any failure, for the log.
+ * A stream left unfinished (`inputTokens` given) without the provider's usage is charged for what it
+ * consumed: the prompt's token bound and the tokens of the text received, flagged `estimated`.
+ */
 function finishStreamLog(
   log: UsageLogDraft,
   target: ResolvedTarget,
   acc: ChatStreamAccumulator,
   sentAt: number,
   failure: GatewayError | undefined,
+  inputTokens?: number,
 ): void {
   log.upstreamLatencyMs = performance.now() - sentAt;
   log.response = acc.result();
-  recordUsage(log, target, readUsage(acc.usage), (log.response as { model?: unknown }).model);
+  let usage = readUsage(acc.usage);
+  if (!usage && inputTokens !== undefined) {
+    const completion = tokenBound(acc.generated());
+    usage = {
+      prompt_tokens: inputTokens,
+      completion_tokens: completion,
+      total_tokens: inputTokens + completion,
+      estimated: true,
+    };
+  }
+  recordUsage(log, target, usage, (log.response as { model?: unknown }).model);
   recordStreamFailure(log, failure);
 }
 
@@ -347,6 +400,7 @@ export async function* translateStream(
   log: UsageLogDraft,
   sentAt: number,
   dropUsageChunk: boolean,
+  inputTokens: number,
   watch?: StreamWatch,
 ): AsyncGenerator<string> {
   const decoder = translation.decoder();
@@ -359,8 +413,7 @@ export async function* translateStream(
     for (const c of chunks) {
       acc.add(c);
       const usageOnly = Array.isArray(c.choices) && c.choices.length === 0 && !!c.usage;
-      if (dropUsageChunk && usageOnly) continue;
-      out += `data: ${JSON.stringify(c)}\n\n`;
+      out += usageOnly ? withCost(c, target, log, dropUsageChunk) : `data: ${JSON.stringify(c)}\n\n`;
     }
     return out;
   };
@@ -376,7 +429,7 @@ export async function* translateStream(
   try {
     for await (const bytes of upstream.body) {
       const out = translate(decoder.push(bytes));
-      failure = yield* sendChecked(out, acc.text(), false, watch, log, sentAt);
+      failure = yield* sendChecked(out, acc.checkedText(), false, watch, log, sentAt);
       if (failure) return;
       if (translator.failure) break;
     }
@@ -393,7 +446,7 @@ export async function* translateStream(
     } else {
       failure = yield* sendChecked(
         `${write(translator.end())}data: [DONE]\n\n`,
-        acc.text(),
+        acc.checkedText(),
         true,
         watch,
         log,
@@ -406,6 +459,6 @@ export async function* translateStream(
       yield sseErrorEvent(failure.toBody());
     }
   } finally {
-    finishStreamLog(log, target, acc, sentAt, failure);
+    finishStreamLog(log, target, acc, sentAt, failure, translator.complete ? undefined : inputTokens);
   }
 }

@@ -88,6 +88,26 @@ export class ChatStreamAccumulator {
     return out;
   }
 
+  /** What output guardrails read: every choice's content and the arguments of its tool calls. */
+  checkedText(): string {
+    let out = this.text();
+    for (const parts of this.choices.values()) {
+      for (const t of parts.toolCalls.values())
+        if (t.arguments) out += out ? `\n${t.arguments}` : t.arguments;
+    }
+    return out;
+  }
+
+  /** Everything the model generated so far (content, refusal, reasoning, tool calls), for an estimate. */
+  generated(): string {
+    let out = '';
+    for (const p of this.choices.values()) {
+      out += (p.content ?? '') + (p.refusal ?? '') + (p.reasoning ?? '');
+      for (const t of p.toolCalls.values()) out += t.name + t.arguments;
+    }
+    return out;
+  }
+
   /** The stream as one `chat.completion` object. */
   result(): Json {
     const choices = [...this.choices.entries()]

@@ -1,10 +1,13 @@
 import type { Principal } from '../control/principal';
-import { BudgetLedger } from './budget';
+import { BudgetLedger, BudgetReservation, type LimitHolder, periodOf } from './budget';
 import type { GatewayConfig } from './config';
-import { GatewayError, providerError } from './errors';
+import { badRequest, GatewayError, providerError } from './errors';
 import type { RequestState } from './http';
 import { buildPlan, type PlanNode, type PlanTarget, type RouteOverrides } from './plan';
-import { costOf, pricingReady } from './pricing';
+import { enforceModel, enforceTarget, policies, type RequestPolicy, userHolder } from './policy';
+import { costOf, maxCostOf, maxOutputTokens, priceOf, pricingReady, tokenBound } from './pricing';
+import type { ModelPrice } from './pricing-data';
+import { RateReservation } from './rate-limits';
 import { type AttemptSuccess, Router } from './router';
 import { credentialMasker } from './secret-mask';
 import {
@@ -43,7 +46,54 @@ export interface CallSuccess extends AttemptSuccess {
 export interface RouteOptions {
   /** A route used only when the request names none itself (a stored prompt's provider or virtual key). */
   defaults?: RouteOverrides;
+  /**
+   * The most tokens the request can use: an upper bound of its input, and its output limit (undefined:
+   * the model's maximum). Budgets reserve the cost of this before the call. An operation without it
+   * (media, files) is refused once a budget is spent and charged after, but reserves nothing.
+   */
+  bound?: TokenBound;
 }
+
+export interface TokenBound {
+  inputTokens: number;
+  maxOutputTokens: number | undefined;
+}
+
+/** An upper bound of the input tokens of a request body: the UTF-8 bytes of its JSON. */
+export const inputBound = (body: unknown): number => tokenBound(JSON.stringify(body) ?? '');
+
+/** 400 for a model without a price when a budget applies: it would otherwise run free of every limit. */
+export const modelNotPriced = (provider: string, model: string) =>
+  badRequest(
+    `Model "${model.slice(0, 100)}" of provider "${provider}" has no price, and a budget applies to this request. Price it with a pricing file or a "prices" entry on the virtual key or workspace.`,
+    'model',
+    'model_not_priced',
+  );
+
+/** A virtual key's budget as a holder of the request's hierarchy (its rate limit is enforced when resolved). */
+function virtualKeyHolder(target: ResolvedTarget): LimitHolder | undefined {
+  const vk = target.virtualKey;
+  if (!vk || vk.state.budget_limit === null) return undefined;
+  return {
+    kind: 'virtual_key',
+    name: vk.record.slug,
+    pk: `VK#${vk.record.id}`,
+    limits: {
+      budget_limit: vk.state.budget_limit,
+      budget_period: vk.state.budget_period,
+      budget_alert_threshold: vk.state.budget_alert_threshold,
+      requests_per_minute: null,
+      tokens_per_minute: null,
+    },
+    organisationId: vk.record.organisation_id,
+    workspace: vk.record.workspace,
+  };
+}
+
+const virtualKeyPrices = (target: ResolvedTarget): Record<string, ModelPrice> | undefined =>
+  target.virtualKey?.record.prices_json
+    ? (JSON.parse(target.virtualKey.record.prices_json) as Record<string, ModelPrice>)
+    : undefined;
 
 /** Whether the request itself names where it goes, so that a stored default must not apply. */
 function namesOwnRoute(headers: Record<string, string>, slug: string | undefined): boolean {
@@ -57,8 +107,10 @@ function namesOwnRoute(headers: Record<string, string>, slug: string | undefined
 
 /**
  * Routes one model call. `attempt` makes one upstream call for a resolved target (it is retried and
- * falls back as the config says); the model it gets has any `@slug/` prefix removed. The virtual key
- * that served is charged the entry's cost after the last byte.
+ * falls back as the config says); the model it gets has any `@slug/` prefix removed. The workspace's and
+ * API key's policies apply first; every budget of the request's hierarchy (workspace, API key, end user,
+ * virtual key) is reserved the request's maximum cost before the call and settled to the actual cost
+ * after the last byte.
  */
 export async function routeModelCall<S extends AttemptSuccess>(
   state: RequestState,
@@ -69,16 +121,36 @@ export async function routeModelCall<S extends AttemptSuccess>(
   const log = state.log as UsageLogDraft;
   const principal = state.principal as Principal;
   // Prices from a pricing file or URL load once per container; this waits only on a cold start.
-  await pricingReady;
+  const [policy] = await Promise.all([policies.forRequest(state), pricingReady]);
   const { plan, model } = await planFor(state, rawModel, options);
+  if (model !== undefined) enforceModel(policy, model);
+  const user = userHolder(policy, principal, log.user);
+  const holders = user ? [...policy.holders, user] : policy.holders;
+  const bound = options.bound;
+  const estimatedTokens =
+    bound && model !== undefined
+      ? bound.inputTokens + (bound.maxOutputTokens ?? maxOutputTokens('openai', model))
+      : 0;
+  const rates = await RateReservation.take(holders, estimatedTokens);
+  let budget: BudgetReservation | undefined;
 
   const prepare = async (planned: PlanTarget) => {
+    // A target tried before this one failed without a reply: its reservation is given back.
+    await budget?.release();
+    budget = undefined;
     // A key refused for its budget or rate limit is still named by the entry that logs the refusal.
     log.virtualKey = planned.virtualKey?.value ?? null;
     const target = await resolveTarget(planned, state.headers, principal);
     // The last target tried names the entry; the one that serves overwrites it below.
     log.provider = target.provider.name;
     log.virtualKey = target.virtualKeySlug;
+    enforceTarget(policy, target.provider.name, !!planned.customHost);
+    // The policies' config parameters win over the request's.
+    target.overrideParams = { ...target.overrideParams, ...policy.pinnedParams };
+    const sent = typeof target.overrideParams.model === 'string' ? target.overrideParams.model : model;
+    if (sent !== model && sent !== undefined) enforceModel(policy, sent);
+    log.operatorPrices = [virtualKeyPrices(target), policy.prices];
+    budget = await reserve(state, policy, holders, target, sent, bound);
     return target;
   };
 
@@ -86,6 +158,10 @@ export async function routeModelCall<S extends AttemptSuccess>(
   let served: Awaited<ReturnType<typeof router.run>>;
   try {
     served = await router.run(plan);
+  } catch (error) {
+    // Nothing was served: every reservation is given back (the request still counts per minute).
+    await Promise.all([budget?.release(), rates.settle(0)]);
+    throw error;
   } finally {
     log.attempts = router.attempts;
     state.replyHeaders['x-gateway-target-index'] = router.lastIndex;
@@ -95,18 +171,52 @@ export async function routeModelCall<S extends AttemptSuccess>(
   const target = served.prepared;
   log.provider = target.provider.name;
   log.virtualKey = target.virtualKeySlug;
+  const held = budget as BudgetReservation | undefined;
   const vk = target.virtualKey;
-  if (vk) {
-    // Charged in the usage log's after-send work: after the last byte, before the invocation ends.
-    log.settlements.push((entry) => ledger.charge(vk.record, vk.state, vk.period, entry.cost));
-  }
+  // Settled in the usage log's after-send work: after the last byte, before the invocation ends.
+  log.settlements.push(async (entry) => {
+    const usd = entry.cost ?? 0;
+    await Promise.all([
+      held?.settle(usd),
+      rates.settle(entry.usage?.total_tokens ?? 0),
+      // A key without a budget is not reserved on, but its spend is still kept for its readers.
+      vk && vk.state.budget_limit === null
+        ? ledger.charge(vk.record, vk.state, periodOf(vk.state), entry.cost)
+        : undefined,
+    ]);
+  });
   return { target, success: served.success };
+}
+
+/** Reserves the request's maximum cost on every budget that applies to this target; none when no budget. */
+async function reserve(
+  state: RequestState,
+  policy: RequestPolicy,
+  holders: LimitHolder[],
+  target: ResolvedTarget,
+  model: string | undefined,
+  bound: TokenBound | undefined,
+): Promise<BudgetReservation | undefined> {
+  const vkHolder = virtualKeyHolder(target);
+
+  const all = vkHolder ? [...holders, vkHolder] : holders;
+  if (!all.some((h) => h.limits.budget_limit !== null)) return undefined;
+  if (!bound || model === undefined) return BudgetReservation.take(all, 0, state.requestId);
+  const operator = [virtualKeyPrices(target), policy.prices];
+  const price = priceOf(target.provider.name, model, operator);
+  if (!price) throw modelNotPriced(target.provider.name, model);
+  const output = bound.maxOutputTokens ?? maxOutputTokens(target.provider.name, model, operator);
+  return BudgetReservation.take(all, maxCostOf(price, bound.inputTokens, output), state.requestId);
 }
 
 /** The request's gateway config, read once per request and kept on its state. */
 export async function requestConfig(state: RequestState): Promise<GatewayConfig | undefined> {
   if (state.config === undefined) {
-    state.config = (await readConfig(state.headers, state.principal as Principal)) ?? null;
+    // A request that names no config gets its API key's or workspace's policy config.
+    state.config =
+      (await readConfig(state.headers, state.principal as Principal)) ??
+      (await policies.forRequest(state)).defaultConfig ??
+      null;
   }
   return state.config ?? undefined;
 }
@@ -272,8 +382,9 @@ export function recordUsage(
 ): void {
   log.usage = usage;
   const model = typeof replyModel === 'string' && replyModel ? replyModel : log.model;
-  log.cost = costOf(target.provider.name, model, log.usage);
-  if (log.cost === null && model !== log.model) log.cost = costOf(target.provider.name, log.model, log.usage);
+  log.cost = costOf(target.provider.name, model, log.usage, log.operatorPrices);
+  if (log.cost === null && model !== log.model)
+    log.cost = costOf(target.provider.name, log.model, log.usage, log.operatorPrices);
 }
 
 /** A stream the provider ended before its last event. */

@@ -12,6 +12,8 @@ export interface ModelPrice {
    * Audio tokens of a model without them have no price, so the cost is null rather than guessed.
    */
   audio?: { input: number; output: number; cached_input?: number };
+  /** The most tokens one reply can hold: what a budget reserves when a request sets no max_tokens. */
+  max_output_tokens?: number;
 }
 
 export interface ProviderPrices {
@@ -264,3 +266,67 @@ export const PRICES: Record<string, ProviderPrices> = {
   },
   // ollama and vllm run on the deployment's own hardware: no token price, so cost is logged as null.
 };
+
+/**
+ * The max output tokens column of the built-in models (providers' model pages and LiteLLM's
+ * `max_output_tokens`, read 2026-11-22), by model name whatever the provider. A priced model missing
+ * here reserves DEFAULT_MAX_OUTPUT_TOKENS.
+ */
+export const MAX_OUTPUT_TOKENS: Record<string, number> = {
+  'gpt-5.5': 128_000,
+  'gpt-5.5-pro': 272_000,
+  'gpt-5.4': 128_000,
+  'gpt-5.4-mini': 128_000,
+  'gpt-5.4-nano': 128_000,
+  'gpt-5.4-pro': 272_000,
+  'gpt-5.2': 128_000,
+  'gpt-5.2-pro': 272_000,
+  'gpt-5.1': 128_000,
+  'gpt-5': 128_000,
+  'gpt-5-mini': 128_000,
+  'gpt-5-nano': 128_000,
+  'gpt-5-pro': 272_000,
+  'gpt-4.1': 32_768,
+  'gpt-4.1-mini': 32_768,
+  'gpt-4.1-nano': 32_768,
+  'gpt-4o': 16_384,
+  'gpt-4o-mini': 16_384,
+  o3: 100_000,
+  'o3-pro': 100_000,
+  'o3-mini': 100_000,
+  'o4-mini': 100_000,
+  o1: 100_000,
+  'gpt-4-turbo': 4_096,
+  'gpt-4': 8_192,
+  'gpt-3.5-turbo': 4_096,
+  'gpt-realtime': 32_000,
+  'gpt-realtime-mini': 32_000,
+  'claude-opus-4-7': 128_000,
+  'claude-opus-4-6': 128_000,
+  'claude-opus-4-5': 64_000,
+  'claude-opus-4-1': 32_000,
+  'claude-opus-4-0': 32_000,
+  'claude-opus-4': 32_000,
+  'claude-sonnet-4-6': 64_000,
+  'claude-sonnet-4-5': 64_000,
+  'claude-sonnet-4-0': 64_000,
+  'claude-sonnet-4': 64_000,
+  'claude-3-7-sonnet': 128_000,
+  'claude-3-7-sonnet-latest': 128_000,
+  'claude-haiku-4-5': 64_000,
+  'claude-3-5-haiku': 8_192,
+  'claude-3-5-haiku-latest': 8_192,
+  'claude-3-haiku': 4_096,
+  'gemini-3-pro-preview': 65_536,
+  'gemini-3-flash-preview': 65_536,
+  'gemini-2.5-pro': 65_536,
+  'gemini-2.5-flash': 65_536,
+  'gemini-2.5-flash-lite': 65_536,
+  'gemini-2.0-flash': 8_192,
+  'gemini-2.0-flash-lite': 8_192,
+  'deepseek-chat': 8_192,
+  'deepseek-reasoner': 65_536,
+};
+
+/** What a priced model without a max output tokens entry reserves. */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 128_000;

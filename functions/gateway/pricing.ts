@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { guardedFetch } from './address-guard';
 import { logger } from './logger';
-import { type ModelPrice, PRICES } from './pricing-data';
+import { DEFAULT_MAX_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS, type ModelPrice, PRICES } from './pricing-data';
 import type { Usage } from './usage-log';
 
 const DATED_SNAPSHOT = /-\d{4}-\d{2}-\d{2}$/;
@@ -68,6 +68,9 @@ export function applyPricingFile(value: unknown): number {
     if (typeof e.cache_read_input_token_cost === 'number') {
       price.cached_input = e.cache_read_input_token_cost * 1_000_000;
     }
+    if (typeof e.max_output_tokens === 'number' && e.max_output_tokens > 0) {
+      price.max_output_tokens = e.max_output_tokens;
+    }
     let models = overrides.get(provider);
     if (!models) {
       models = {};
@@ -126,8 +129,22 @@ function lookup(models: Record<string, ModelPrice> | undefined, model: string): 
   return own(model) ?? own(model.replace(DATED_SNAPSHOT, '')) ?? own(model.replace(DATED_COMPACT, ''));
 }
 
-/** The price of a model, by exact name or by its dated snapshot's base name; undefined when unknown. */
-export function priceOf(provider: string, model: string): ModelPrice | undefined {
+/** Prices an operator set on a virtual key or a workspace, by model name; the first that names the model wins. */
+export type OperatorPrices = Array<Record<string, ModelPrice> | undefined>;
+
+/**
+ * The price of a model, by exact name or by its dated snapshot's base name; undefined when unknown.
+ * Operator prices (virtual key, then workspace) win over the pricing file and the built-in table.
+ */
+export function priceOf(
+  provider: string,
+  model: string,
+  operator: OperatorPrices = [],
+): ModelPrice | undefined {
+  for (const prices of operator) {
+    const price = lookup(prices, model);
+    if (price) return price;
+  }
   const names =
     provider === 'bedrock' && BEDROCK_GEO.test(model) ? [model, model.replace(BEDROCK_GEO, '')] : [model];
   for (const name of names) {
@@ -140,9 +157,14 @@ export function priceOf(provider: string, model: string): ModelPrice | undefined
 }
 
 /** Cost in USD, or null when the model has no price: never a guessed number. */
-export function costOf(provider: string, model: string | null, usage: Usage | null): number | null {
+export function costOf(
+  provider: string,
+  model: string | null,
+  usage: Usage | null,
+  operator: OperatorPrices = [],
+): number | null {
   if (!usage || !model) return null;
-  const price = priceOf(provider, model);
+  const price = priceOf(provider, model, operator);
   if (!price) {
     const key = `${provider}/${model}`;
     if (!warned.has(key)) {
@@ -162,20 +184,58 @@ export function costOf(provider: string, model: string | null, usage: Usage | nu
   return Math.round(usd * 1e12) / 1e12;
 }
 
-/** Reads an OpenAI-style usage object; null when absent or malformed. */
+/** The most tokens one reply of a model can hold, for a reservation when the request sets no limit. */
+export function maxOutputTokens(provider: string, model: string, operator: OperatorPrices = []): number {
+  const price = priceOf(provider, model, operator);
+  return (
+    price?.max_output_tokens ??
+    MAX_OUTPUT_TOKENS[model] ??
+    MAX_OUTPUT_TOKENS[model.replace(DATED_SNAPSHOT, '').replace(DATED_COMPACT, '')] ??
+    DEFAULT_MAX_OUTPUT_TOKENS
+  );
+}
+
+/** The most a request can cost: every input token bound and output token at the model's prices. */
+export function maxCostOf(price: ModelPrice, inputTokens: number, outputTokens: number): number {
+  const usd = (inputTokens * price.input + outputTokens * price.output) / 1_000_000;
+  return Math.round(usd * 1e12) / 1e12;
+}
+
+/**
+ * An upper bound of the tokens a text holds: its UTF-8 byte count, which no BPE tokenizer exceeds
+ * (every token covers at least one byte).
+ */
+export const tokenBound = (text: string): number => Buffer.byteLength(text, 'utf8');
+
+// More tokens than any one request can use: a provider reporting more is wrong, not expensive.
+const ABSURD_TOKENS = 100_000_000;
+
+/** A token count as reported, clamped to 0..ABSURD_TOKENS; `bad` says it had to be. */
+function clampTokens(value: number): { n: number; bad: boolean } {
+  if (!Number.isFinite(value) || value < 0) return { n: 0, bad: true };
+  if (value > ABSURD_TOKENS) return { n: ABSURD_TOKENS, bad: true };
+  return { n: Math.round(value), bad: false };
+}
+
+/**
+ * Reads an OpenAI-style usage object; null when absent or malformed. Negative, non-finite or absurd
+ * counts are clamped and the usage is flagged `clamped`, so it is never charged negatively.
+ */
 export function readUsage(value: unknown): Usage | null {
   if (!value || typeof value !== 'object') return null;
   const u = value as Record<string, unknown>;
-  const prompt = u.prompt_tokens;
-  const completion = u.completion_tokens;
-  if (typeof prompt !== 'number' || typeof completion !== 'number') return null;
-  const total = typeof u.total_tokens === 'number' ? u.total_tokens : prompt + completion;
+  if (typeof u.prompt_tokens !== 'number' || typeof u.completion_tokens !== 'number') return null;
+  const prompt = clampTokens(u.prompt_tokens);
+  const completion = clampTokens(u.completion_tokens);
+  const total = clampTokens(typeof u.total_tokens === 'number' ? u.total_tokens : prompt.n + completion.n);
   const details = u.prompt_tokens_details as Record<string, unknown> | undefined;
-  const cached = typeof details?.cached_tokens === 'number' ? details.cached_tokens : undefined;
+  const cached = typeof details?.cached_tokens === 'number' ? clampTokens(details.cached_tokens) : undefined;
+  const clamped = prompt.bad || completion.bad || total.bad || !!cached?.bad;
   return {
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    total_tokens: total,
-    ...(cached !== undefined ? { cached_tokens: cached } : {}),
+    prompt_tokens: prompt.n,
+    completion_tokens: completion.n,
+    total_tokens: total.n,
+    ...(cached !== undefined ? { cached_tokens: cached.n } : {}),
+    ...(clamped ? { clamped: true } : {}),
   };
 }

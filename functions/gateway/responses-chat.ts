@@ -58,6 +58,8 @@ export async function responsesChatReply(
   target: ResolvedTarget,
   success: ChatServed,
   guard: RequestGuard | undefined,
+  /** Upper bound of the prompt's tokens: what an abandoned stream is charged for its input. */
+  inputTokens: number,
 ): Promise<HttpResult> {
   const log = state.log as UsageLogDraft;
   if (success.replyText !== undefined) {
@@ -80,6 +82,7 @@ export async function responsesChatReply(
     log,
     success.sentAt,
     false,
+    inputTokens,
     guard?.checksOutput ? guard.watchStream() : undefined,
   );
   return {

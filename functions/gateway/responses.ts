@@ -10,6 +10,7 @@ import type { HttpEvent, HttpResult, RequestState } from './http';
 import {
   type CallSuccess,
   exchange,
+  inputBound,
   recordStreamFailure,
   recordUsage,
   routeModelCall,
@@ -18,6 +19,7 @@ import {
   tryJson,
 } from './model-call';
 import { passthroughOperations } from './passthrough';
+import { costOf, readUsage, tokenBound } from './pricing';
 import { bodyText, checkFieldLengths, jsonBody } from './request-body';
 import { responsesChatAttempt, responsesChatReply, servedThroughChat } from './responses-chat';
 import { credentialMasker } from './secret-mask';
@@ -196,16 +198,13 @@ export function validateResponsesRequest(body: Json): void {
 /** Responses usage (input/output tokens) in the log's usage shape. */
 export function responsesUsage(value: unknown): Usage | null {
   if (!isObject(value)) return null;
-  const input = value.input_tokens;
-  const output = value.output_tokens;
-  if (typeof input !== 'number' || typeof output !== 'number') return null;
-  const cached = isObject(value.input_tokens_details) ? value.input_tokens_details.cached_tokens : undefined;
-  return {
-    prompt_tokens: input,
-    completion_tokens: output,
-    total_tokens: typeof value.total_tokens === 'number' ? value.total_tokens : input + output,
-    ...(typeof cached === 'number' ? { cached_tokens: cached } : {}),
-  };
+  // In chat's shape, so that bad counts are clamped and flagged the same way.
+  return readUsage({
+    prompt_tokens: value.input_tokens,
+    completion_tokens: value.output_tokens,
+    total_tokens: value.total_tokens,
+    prompt_tokens_details: isObject(value.input_tokens_details) ? value.input_tokens_details : undefined,
+  });
 }
 
 /**
@@ -253,8 +252,17 @@ export async function responsesCreate(event: HttpEvent, state: RequestState): Pr
       keepOpen: (contentType) => stream && contentType.includes('text/event-stream'),
     });
   };
-  const { target, success } = await routeModelCall(state, body.model as string, attempt);
-  if (servedThroughChat(success)) return responsesChatReply(state, body, target, success, guard);
+  const inputTokens = inputBound(body);
+  const limit = body.max_output_tokens;
+  const { target, success } = await routeModelCall(state, body.model as string, attempt, {
+    bound: {
+      inputTokens,
+      maxOutputTokens: typeof limit === 'number' && limit > 0 ? Math.ceil(limit) : undefined,
+    },
+  });
+  if (servedThroughChat(success)) {
+    return responsesChatReply(state, body, target, success, guard, inputTokens);
+  }
 
   if (success.replyText !== undefined) {
     const reply = success.reply as Json;
@@ -264,7 +272,11 @@ export async function responsesCreate(event: HttpEvent, state: RequestState): Pr
     const redacted = (await guard?.checkOutput(responsesOutputSlots(reply))) ?? false;
     return {
       statusCode: success.status,
-      headers: { 'content-type': 'application/json', ...success.headers },
+      headers: {
+        'content-type': 'application/json',
+        ...success.headers,
+        ...(log.cost !== null ? { 'x-gateway-cost': String(log.cost) } : {}),
+      },
       body: redacted ? JSON.stringify(reply) : success.replyText,
     };
   }
@@ -280,6 +292,7 @@ export async function responsesCreate(event: HttpEvent, state: RequestState): Pr
       target,
       log,
       success.sentAt,
+      inputTokens,
       guard?.checksOutput ? guard.watchStream() : undefined,
     ),
   };
@@ -291,6 +304,7 @@ async function* relayResponseEvents(
   target: ResolvedTarget,
   log: UsageLogDraft,
   sentAt: number,
+  inputTokens: number,
   watch?: StreamWatch,
 ): AsyncGenerator<string> {
   const parser = new SseParser();
@@ -327,9 +341,16 @@ async function* relayResponseEvents(
       if (!isObject(data)) continue;
       if (typeof data.sequence_number === 'number') sequence = data.sequence_number;
       if (type === 'response.output_text.delta' && typeof data.delta === 'string') text += data.delta;
+      // Tool-call arguments are output too: guardrails read them as they stream.
+      if (type === 'response.function_call_arguments.delta' && typeof data.delta === 'string')
+        text += data.delta;
       if (type && TERMINAL.has(type)) {
         ended = true;
         if (isObject(data.response)) final = data.response;
+        // The cost follows the terminal event as an SSE comment, which clients skip.
+        const model = typeof final?.model === 'string' ? final.model : log.model;
+        const cost = costOf(target.provider.name, model, responsesUsage(final?.usage), log.operatorPrices);
+        if (cost !== null) out += `: x-gateway-cost ${cost}\n\n`;
         if (type === 'response.failed') {
           const err = isObject(final?.error) ? final.error : {};
           failure = providerError(502, {
@@ -374,7 +395,18 @@ async function* relayResponseEvents(
   } finally {
     log.upstreamLatencyMs = performance.now() - sentAt;
     log.response = final ?? null;
-    recordUsage(log, target, responsesUsage(final?.usage), final?.model);
+    let usage = responsesUsage(final?.usage);
+    if (!usage && !ended) {
+      // Left unfinished before the provider's usage: charged for what it consumed, as an estimate.
+      const completion = tokenBound(text);
+      usage = {
+        prompt_tokens: inputTokens,
+        completion_tokens: completion,
+        total_tokens: inputTokens + completion,
+        estimated: true,
+      };
+    }
+    recordUsage(log, target, usage, final?.model);
     recordStreamFailure(log, failure);
   }
 }

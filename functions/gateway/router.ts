@@ -35,7 +35,7 @@ export interface Served<P, S> {
 const MOVABLE_CODES = new Set([
   'upstream_unreachable',
   'upstream_timeout',
-  'budget_exhausted',
+  'budget_exceeded',
   'rate_limit_exceeded',
   'virtual_key_unavailable',
 ]);

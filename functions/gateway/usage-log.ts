@@ -1,4 +1,5 @@
 import type { SendOutcome } from './http';
+import type { ModelPrice } from './pricing-data';
 import type { AttemptRecord } from './router';
 
 /** Each check's outcome, for the log: never the matched text. */
@@ -23,6 +24,10 @@ export interface Usage {
   total_tokens: number;
   /** Prompt tokens served from the provider's cache, when it reports them. */
   cached_tokens?: number;
+  /** Counted by the gateway (a stream the client left before the provider's usage), not reported. */
+  estimated?: boolean;
+  /** The provider reported negative, non-finite or absurd counts; they were clamped. */
+  clamped?: boolean;
 }
 
 /** One log entry per request. Field names are part of the public contract (DESIGN.md section 4). */
@@ -79,6 +84,8 @@ export class UsageLogDraft {
   attempts: AttemptRecord[] = [];
   prompt: { id: string; version: number } | null = null;
   guardrails: GuardrailLog | null = null;
+  /** Prices the operator set on the virtual key and the workspace, which win over the price table. */
+  operatorPrices: Array<Record<string, ModelPrice> | undefined> = [];
   /** Work that needs the finished entry (spend), run with the log write after the last byte. */
   settlements: Array<(entry: LogEntry) => Promise<void>> = [];
 

@@ -1,7 +1,7 @@
 import { ControlStore, type VirtualKeyRecord } from '../store/control-store';
 import { CounterStore, type VirtualKeyState } from '../store/counter-store';
 import { type SecretStore, secretStore } from '../store/secret-store';
-import { budgetExhausted, budgetStatus, candidatePeriods } from './budget';
+import { budgetExceeded, budgetStatus, candidatePeriods } from './budget';
 import { badRequest, GatewayError } from './errors';
 
 /** A virtual key ready for one request: its description, enforced state, period and credential. */
@@ -81,7 +81,8 @@ export class VirtualKeyResolver {
       throw unknownVirtualKey(slug, param);
     }
     const status = budgetStatus(state, budget.spent, now);
-    if (status.limit !== null && status.spent >= status.limit) throw budgetExhausted(slug, status.limit);
+    if (status.limit !== null && status.spent >= status.limit)
+      throw budgetExceeded('virtual_key', slug, status.limit);
     if (state.requests_per_minute !== null) await this.takeRate(record, state.requests_per_minute, now);
     if (credential === undefined) {
       throw new GatewayError(

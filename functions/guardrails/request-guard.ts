@@ -2,6 +2,7 @@ import type { Principal } from '../control/principal';
 import { GatewayError } from '../gateway/errors';
 import type { RequestState } from '../gateway/http';
 import { firstTarget, planFor, requestConfig } from '../gateway/model-call';
+import { policies } from '../gateway/policy';
 import { readAll, sendUpstream } from '../gateway/upstream';
 import type { GuardrailOutcomeLog, UsageLogDraft } from '../gateway/usage-log';
 import {
@@ -54,15 +55,22 @@ export class RequestGuard {
     private readonly rawModel: string | undefined,
   ) {}
 
-  /** The request's guard, or undefined when its config has no guardrails (the common case: no cost). */
+  /**
+   * The request's guard: the workspace's and API key's policy guardrails, then the config's, which can
+   * add checks but never remove them. Undefined when none applies (the common case: no cost).
+   */
   static async forRequest(
     state: RequestState,
     rawModel: string | undefined,
   ): Promise<RequestGuard | undefined> {
-    const config = await requestConfig(state);
-    if (!config?.input_guardrails && !config?.output_guardrails) return undefined;
+    const [config, policy] = await Promise.all([requestConfig(state), policies.forRequest(state)]);
+    const wanted = {
+      input_guardrails: [...policy.guardrails.input_guardrails, ...(config?.input_guardrails ?? [])],
+      output_guardrails: [...policy.guardrails.output_guardrails, ...(config?.output_guardrails ?? [])],
+    };
+    if (wanted.input_guardrails.length === 0 && wanted.output_guardrails.length === 0) return undefined;
     const principal = state.principal as Principal;
-    const lists = await guardrailResolver.resolve(config, principal.organisationId, principal.workspace);
+    const lists = await guardrailResolver.resolve(wanted, principal.organisationId, principal.workspace);
     if (lists.input.length === 0 && lists.output.length === 0) return undefined;
     const model = rawModel?.startsWith('@') ? rawModel.slice(rawModel.indexOf('/') + 1) : rawModel;
     return new RequestGuard(state, lists.input, lists.output, model, rawModel);
@@ -180,7 +188,49 @@ function redactSlots(slots: TextSlot[], report: GuardrailReport): void {
   for (const [i, slot] of slots.entries()) slot.set(report.segments[i] ?? '');
 }
 
-/** The text slots of a chat request: string contents and text parts of every message. */
+type Json = Record<string, unknown>;
+const isJson = (v: unknown): v is Json => !!v && typeof v === 'object' && !Array.isArray(v);
+
+/** The arguments (and the legacy `function_call`) of an assistant message's tool calls. */
+function toolCallSlots(message: Json, slots: TextSlot[]): void {
+  for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
+    const fn = isJson(call) ? call.function : undefined;
+    if (isJson(fn) && typeof fn.arguments === 'string') slots.push(textSlot(fn, 'arguments'));
+  }
+  if (isJson(message.function_call) && typeof message.function_call.arguments === 'string') {
+    slots.push(textSlot(message.function_call, 'arguments'));
+  }
+}
+
+/**
+ * A tool definition's description and its JSON schema: the schema is read as its JSON text and, when
+ * redacted, written back only if it still parses.
+ */
+function toolDefinitionSlots(tools: unknown, slots: TextSlot[]): void {
+  for (const tool of Array.isArray(tools) ? tools : []) {
+    if (!isJson(tool)) continue;
+    const holder = isJson(tool.function) ? tool.function : tool;
+    if (typeof holder.description === 'string') slots.push(textSlot(holder, 'description'));
+    for (const key of ['parameters', 'input_schema'] as const) {
+      if (!isJson(holder[key])) continue;
+      slots.push({
+        get: () => JSON.stringify(holder[key]),
+        set: (text) => {
+          try {
+            holder[key] = JSON.parse(text);
+          } catch {
+            holder[key] = {};
+          }
+        },
+      });
+    }
+  }
+}
+
+/**
+ * The text slots of a chat request: every message's string content and text parts (tool results
+ * included), assistant tool-call arguments, and the tool definitions.
+ */
 export function chatMessageSlots(body: Record<string, unknown>): TextSlot[] {
   const slots: TextSlot[] = [];
   if (!Array.isArray(body.messages)) return slots;
@@ -191,18 +241,25 @@ export function chatMessageSlots(body: Record<string, unknown>): TextSlot[] {
         if (part?.type === 'text' && typeof part.text === 'string') slots.push(textSlot(part, 'text'));
       }
     }
+    toolCallSlots(message, slots);
   }
+  toolDefinitionSlots(body.tools, slots);
+  toolDefinitionSlots(body.functions, slots);
   return slots;
 }
 
-/** The text slots of a chat completion reply: each choice's message content. */
+/** The text slots of a chat completion reply: each choice's message content and tool-call arguments. */
 export function chatReplySlots(reply: unknown): TextSlot[] {
   const choices = (reply as { choices?: Array<{ message?: Record<string, unknown> }> } | null)?.choices;
   if (!Array.isArray(choices)) return [];
-  return choices
-    .map((c) => c?.message)
-    .filter((m): m is Record<string, unknown> => !!m && typeof m.content === 'string')
-    .map((m) => textSlot(m, 'content'));
+  const slots: TextSlot[] = [];
+  for (const choice of choices) {
+    const m = choice?.message;
+    if (!isJson(m)) continue;
+    if (typeof m.content === 'string') slots.push(textSlot(m, 'content'));
+    toolCallSlots(m, slots);
+  }
+  return slots;
 }
 
 const textSlot = (holder: Record<string, unknown>, key: string): TextSlot => ({
@@ -212,32 +269,40 @@ const textSlot = (holder: Record<string, unknown>, key: string): TextSlot => ({
   },
 });
 
-/** The text slots of a Responses request: `instructions`, a string `input`, and input text parts. */
+/**
+ * The text slots of a Responses request: `instructions`, a string `input`, and every input item's text:
+ * message parts of any kind that carry text, function call arguments, function and tool call outputs,
+ * and the tool definitions.
+ */
 export function responsesInputSlots(body: Record<string, unknown>): TextSlot[] {
   const slots: TextSlot[] = [];
   if (typeof body.instructions === 'string') slots.push(textSlot(body, 'instructions'));
   if (typeof body.input === 'string') slots.push(textSlot(body, 'input'));
   else if (Array.isArray(body.input)) {
     for (const item of body.input as Array<Record<string, unknown>>) {
-      if (!item || typeof item !== 'object') continue;
+      if (!isJson(item)) continue;
       if (typeof item.content === 'string') slots.push(textSlot(item, 'content'));
       else if (Array.isArray(item.content)) {
         for (const part of item.content as Array<Record<string, unknown>>) {
-          if (part?.type === 'input_text' && typeof part.text === 'string')
-            slots.push(textSlot(part, 'text'));
+          if (isJson(part) && typeof part.text === 'string') slots.push(textSlot(part, 'text'));
         }
+      }
+      for (const key of ['arguments', 'output', 'input'] as const) {
+        if (typeof item[key] === 'string') slots.push(textSlot(item, key));
       }
     }
   }
+  toolDefinitionSlots(body.tools, slots);
   return slots;
 }
 
-/** The text slots of a Responses reply: the output text parts of its messages. */
+/** The text slots of a Responses reply: the output text parts of its messages, and tool-call arguments. */
 export function responsesOutputSlots(reply: unknown): TextSlot[] {
   const output = (reply as { output?: unknown } | null)?.output;
   if (!Array.isArray(output)) return [];
   const slots: TextSlot[] = [];
   for (const item of output as Array<Record<string, unknown>>) {
+    if (isJson(item) && typeof item.arguments === 'string') slots.push(textSlot(item, 'arguments'));
     if (item?.type !== 'message' || !Array.isArray(item.content)) continue;
     for (const part of item.content as Array<Record<string, unknown>>) {
       if (part?.type === 'output_text' && typeof part.text === 'string') slots.push(textSlot(part, 'text'));

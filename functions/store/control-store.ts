@@ -25,6 +25,11 @@ export interface WorkspaceRecord {
   name: string;
   organisation_id: string;
   created_at: string;
+  /** The workspace policy as JSON text (see gateway/policy.ts); absent when none is set. */
+  policy_json?: string;
+  /** Operator prices by model as JSON text, USD per million tokens; they win over the price table. */
+  prices_json?: string;
+  updated_at?: string;
 }
 
 export interface ApiKeyRecord {
@@ -39,6 +44,8 @@ export interface ApiKeyRecord {
   /** The key's last four characters, for recognising it in a list. */
   last_four: string;
   created_at: string;
+  /** The key's policy as JSON text (see gateway/policy.ts); absent when none is set. */
+  policy_json?: string;
 }
 
 /** A virtual key's description. The credential is in the secret store under `secret_name`. */
@@ -59,6 +66,8 @@ export interface VirtualKeyRecord {
   deployment_id?: string | null;
   api_version?: string | null;
   secret_name: string;
+  /** Operator prices by model as JSON text, USD per million tokens; they win over every other price. */
+  prices_json?: string;
   created_at: string;
   updated_at: string;
 }
@@ -104,7 +113,10 @@ export interface EgressSettingsRecord {
 const TABLE = () => tableName('control');
 
 export class ControlStore {
-  private readonly db = documentClient();
+  // Read on use: a store may be made at import, before the local runtime sets the DynamoDB endpoint.
+  private get db() {
+    return documentClient();
+  }
 
   async getBootstrapOrganisationId(): Promise<string | undefined> {
     const out = await this.db.send(
@@ -173,6 +185,17 @@ export class ControlStore {
       new GetCommand({ TableName: TABLE(), Key: { pk: `ORG#${organisationId}`, sk: `WS#${slug}` } }),
     );
     return out.Item ? strip<WorkspaceRecord>(out.Item) : undefined;
+  }
+
+  /** Replaces an existing workspace's record (its policy and prices). */
+  async putWorkspace(ws: WorkspaceRecord): Promise<void> {
+    await this.db.send(
+      new PutCommand({
+        TableName: TABLE(),
+        Item: { pk: `ORG#${ws.organisation_id}`, sk: `WS#${ws.slug}`, ...ws },
+        ConditionExpression: 'attribute_exists(pk)',
+      }),
+    );
   }
 
   async listWorkspaces(organisationId: string): Promise<WorkspaceRecord[]> {

@@ -1,6 +1,7 @@
 import {
   BatchGetCommand,
   DeleteCommand,
+  GetCommand,
   PutCommand,
   QueryCommand,
   UpdateCommand,
@@ -15,6 +16,10 @@ import { documentClient, tableName } from './dynamo';
 //   VK#<virtual key id> / RATE#<epoch minute>       -> requests in one minute window; expires
 //   VK#<virtual key id> / ALERT#<period>            -> the budget alert of a period, written once
 //   USERS#<org>#<workspace> / <yyyy-mm-dd>#<user>   -> one end user's usage on one day (UTC)
+//   <holder> / SPEND#<period>                       -> a budget: `spent` (settled USD), `held` (spent plus
+//                                                      live reservations), one `r_<request id>` per reservation
+//   <holder> / RATE#<epoch minute>, TOK#<epoch minute> -> requests and tokens in one minute window
+// A holder is `VK#<virtual key id>`, `WS#<org>#<workspace>`, `AK#<api key id>` or `US#<org>#<workspace>#<user>`.
 // Counters are keyed by the virtual key's id, not its slug, so a slug deleted and re-created starts at 0.
 
 /** The enforced settings of a virtual key, read strongly with its spend on every request. */
@@ -25,6 +30,23 @@ export interface VirtualKeyState {
   budget_alert_threshold: number | null;
   requests_per_minute: number | null;
 }
+
+/** One reservation on one budget item, as `reserve` took it. */
+export interface BudgetHold {
+  pk: string;
+  sk: string;
+  /** The attribute that records the reservation on the item. */
+  attribute: string;
+  usd: number;
+}
+
+/** The live state of one budget item: settled spend and the reservations that have not expired. */
+export interface BudgetItemState {
+  spent: number;
+  reserved: number;
+}
+
+const RESERVATION_PREFIX = 'r_';
 
 export interface BudgetAlert {
   period: string;
@@ -47,7 +69,10 @@ const vkKey = (id: string) => `VK#${id}`;
 const usersKey = (organisationId: string, workspace: string) => `USERS#${organisationId}#${workspace}`;
 
 export class CounterStore {
-  private readonly db = documentClient();
+  // Read on use: a store may be made at import, before the local runtime sets the DynamoDB endpoint.
+  private get db() {
+    return documentClient();
+  }
 
   async putState(virtualKeyId: string, state: VirtualKeyState): Promise<void> {
     await this.db.send(
@@ -174,6 +199,232 @@ export class CounterStore {
     }));
   }
 
+  /**
+   * Reserves `usd` on a budget item unless `spent + reserved + usd` would pass `limit`: one conditional
+   * update that adds to `held` (spent plus reservations) and records the reservation with its expiry.
+   * When refused, reservations past their expiry are swept from the item and it is tried once more.
+   */
+  async reserve(
+    pk: string,
+    sk: string,
+    requestId: string,
+    usd: number,
+    limit: number,
+    expiresAtSeconds: number,
+  ): Promise<BudgetHold | undefined> {
+    if (!(usd <= limit)) return undefined;
+    const hold: BudgetHold = { pk, sk, attribute: RESERVATION_PREFIX + requestId, usd };
+    for (let round = 0; round < 2; round++) {
+      try {
+        await this.db.send(
+          new UpdateCommand({
+            TableName: TABLE(),
+            Key: { pk, sk },
+            UpdateExpression: 'ADD held :usd SET #r = :entry',
+            // No arithmetic in conditions: `held` already is spent plus reservations.
+            ConditionExpression: 'attribute_not_exists(held) OR held <= :room',
+            ExpressionAttributeNames: { '#r': hold.attribute },
+            ExpressionAttributeValues: {
+              ':usd': usd,
+              ':room': round12(limit - usd),
+              ':entry': { usd, exp: expiresAtSeconds },
+            },
+          }),
+        );
+        return hold;
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        if (round > 0 || !(await this.sweepExpired(pk, sk))) return undefined;
+      }
+    }
+    return undefined;
+  }
+
+  /** Gives a reservation back unused. Nothing to do when it already expired and was swept. */
+  async release(hold: BudgetHold): Promise<void> {
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: TABLE(),
+          Key: { pk: hold.pk, sk: hold.sk },
+          UpdateExpression: 'REMOVE #r ADD held :back',
+          ConditionExpression: 'attribute_exists(#r)',
+          ExpressionAttributeNames: { '#r': hold.attribute },
+          ExpressionAttributeValues: { ':back': -hold.usd },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  /**
+   * Settles a reservation in one update: removes it and adds the actual cost to the spend. A reservation
+   * already swept for its expiry no longer holds anything, so the cost is then added on its own.
+   * Returns the period's new spend.
+   */
+  async settle(hold: BudgetHold, usd: number): Promise<number> {
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: TABLE(),
+          Key: { pk: hold.pk, sk: hold.sk },
+          UpdateExpression: 'REMOVE #r ADD held :delta, spent :usd',
+          ConditionExpression: 'attribute_exists(#r)',
+          ExpressionAttributeNames: { '#r': hold.attribute },
+          ExpressionAttributeValues: { ':delta': round12(usd - hold.usd), ':usd': usd },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      return Number(out.Attributes?.spent ?? usd);
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+    const out = await this.db.send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: { pk: hold.pk, sk: hold.sk },
+        UpdateExpression: 'ADD held :usd, spent :usd',
+        ExpressionAttributeValues: { ':usd': usd },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(out.Attributes?.spent ?? usd);
+  }
+
+  /** Adds a cost that had no reservation (a realtime response) to spend and `held`; returns the new spend. */
+  async charge(pk: string, sk: string, usd: number): Promise<number> {
+    const out = await this.db.send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: { pk, sk },
+        UpdateExpression: 'ADD held :usd, spent :usd',
+        ExpressionAttributeValues: { ':usd': usd },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(out.Attributes?.spent ?? usd);
+  }
+
+  /** Removes the reservations past their expiry from `held`; true when it removed any. */
+  private async sweepExpired(pk: string, sk: string): Promise<boolean> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: TABLE(), Key: { pk, sk }, ConsistentRead: true }),
+    );
+    const now = Date.now() / 1000;
+    const expired = reservationsOf(out.Item).filter((r) => r.exp <= now);
+    if (expired.length === 0) return false;
+    const names: Record<string, string> = {};
+    expired.forEach((r, i) => {
+      names[`#r${i}`] = r.attribute;
+    });
+    const refs = Object.keys(names);
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: TABLE(),
+          Key: { pk, sk },
+          UpdateExpression: `REMOVE ${refs.join(', ')} ADD held :back`,
+          // Only if none was settled meanwhile: else its amount would be given back twice.
+          ConditionExpression: refs.map((ref) => `attribute_exists(${ref})`).join(' AND '),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: { ':back': -round12(expired.reduce((sum, r) => sum + r.usd, 0)) },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return true;
+      throw error;
+    }
+  }
+
+  /** Spend and live (unexpired) reservations of budget items, read strongly. */
+  async readBudgetItems(keys: Array<{ pk: string; sk: string }>): Promise<BudgetItemState[]> {
+    const now = Date.now() / 1000;
+    return Promise.all(
+      keys.map(async (key) => {
+        const out = await this.db.send(
+          new GetCommand({ TableName: TABLE(), Key: key, ConsistentRead: true }),
+        );
+        const live = reservationsOf(out.Item).filter((r) => r.exp > now);
+        return {
+          spent: Number(out.Item?.spent ?? 0),
+          reserved: round12(live.reduce((sum, r) => sum + r.usd, 0)),
+        };
+      }),
+    );
+  }
+
+  /**
+   * Adds `amount` to a minute window's counter unless it would pass `limit`; one conditional ADD, so
+   * concurrent callers never push a window past its limit. Returns the new count, or undefined when refused.
+   */
+  async takeWindow(
+    pk: string,
+    sk: string,
+    amount: number,
+    limit: number,
+    expiresAtSeconds: number,
+  ): Promise<number | undefined> {
+    if (amount > limit) return undefined;
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: TABLE(),
+          Key: { pk, sk },
+          UpdateExpression: 'ADD #count :n SET expires_at = :expires',
+          ConditionExpression: 'attribute_not_exists(#count) OR #count <= :room',
+          ExpressionAttributeNames: { '#count': 'count' },
+          ExpressionAttributeValues: { ':n': amount, ':room': limit - amount, ':expires': expiresAtSeconds },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      return Number(out.Attributes?.count ?? amount);
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /** A minute window's count (0 when nothing was counted). */
+  async readWindow(pk: string, sk: string): Promise<number> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: TABLE(), Key: { pk, sk }, ConsistentRead: true }),
+    );
+    return Number(out.Item?.count ?? 0);
+  }
+
+  /** Corrects a minute window by `delta` (a refusal given back, or estimated tokens settled to actual). */
+  async adjustWindow(pk: string, sk: string, delta: number): Promise<void> {
+    if (delta === 0) return;
+    await this.db.send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: { pk, sk },
+        UpdateExpression: 'ADD #count :n',
+        ExpressionAttributeNames: { '#count': 'count' },
+        ExpressionAttributeValues: { ':n': delta },
+      }),
+    );
+  }
+
+  /** Records a budget alert of any holder once per threshold and period; false when already recorded. */
+  async putHolderAlertOnce(pk: string, key: string, alert: Record<string, unknown>): Promise<boolean> {
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: TABLE(),
+          Item: { pk, sk: `ALERT#${key}`, ...alert },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
   /** Adds one request's usage to its user's counters for the day, in one atomic ADD. */
   async addUserUsage(
     organisationId: string,
@@ -238,4 +489,19 @@ export class CounterStore {
     } while (startKey);
     return rows;
   }
+}
+
+const round12 = (usd: number) => Math.round(usd * 1e12) / 1e12;
+
+function reservationsOf(
+  item: Record<string, unknown> | undefined,
+): Array<{ attribute: string; usd: number; exp: number }> {
+  if (!item) return [];
+  const out: Array<{ attribute: string; usd: number; exp: number }> = [];
+  for (const [attribute, value] of Object.entries(item)) {
+    if (!attribute.startsWith(RESERVATION_PREFIX) || !value || typeof value !== 'object') continue;
+    const r = value as { usd?: unknown; exp?: unknown };
+    out.push({ attribute, usd: Number(r.usd ?? 0), exp: Number(r.exp ?? 0) });
+  }
+  return out;
 }

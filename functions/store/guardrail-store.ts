@@ -21,7 +21,10 @@ const key = (organisationId: string, workspace: string, id: string) => ({
 });
 
 export class GuardrailStore {
-  private readonly db = documentClient();
+  // Read on use: a store may be made at import, before the local runtime sets the DynamoDB endpoint.
+  private get db() {
+    return documentClient();
+  }
 
   async put(record: GuardrailRecord): Promise<void> {
     await this.db.send(

@@ -56,8 +56,10 @@ describe('GatewayObservability', () => {
   });
 
   it('creates an SNS topic, subscribes the configured email, and outputs the topic', () => {
-    // The alarm topic, and the realtime relay's failure topic (a signal without subscribers).
-    template.resourceCountIs('AWS::SNS::Topic', 2);
+    // The alarm topic, the realtime relay's failure topic (a signal without subscribers) and the budget
+    // alert topic (test/infra/budget-alerts.test.ts).
+    template.resourcePropertiesCountIs('AWS::SNS::Topic', { DisplayName: 'LLM gateway alarms' }, 1);
+    template.resourceCountIs('AWS::SNS::Topic', 3);
     const topic = { Ref: idOf(stack.observability.alarmTopic) };
     template.hasResourceProperties('AWS::SNS::Subscription', {
       Protocol: 'email',

@@ -75,7 +75,8 @@ describe('budgets', () => {
     expect(refused.status).toBe(412);
     const error = (refused as { error: InstanceType<typeof OpenAI.APIError> }).error;
     expect(error.type).toBe('budget_exceeded');
-    expect(error.code).toBe('budget_exhausted');
+    expect(error.code).toBe('budget_exceeded');
+    expect(error.param).toBe('virtual_key');
     expect(error.headers?.get('x-gateway-error-origin')).toBe('gateway');
     const entry = await waitForLog(gw, refused.id);
     expect(entry).toMatchObject({ status: 412, virtual_key: 'small-budget', cost: null });

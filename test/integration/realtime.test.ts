@@ -207,7 +207,7 @@ describe('realtime relay', () => {
     const error = s.events.at(-1);
     expect(error).toMatchObject({
       type: 'error',
-      error: { type: 'budget_exceeded', code: 'budget_exhausted' },
+      error: { type: 'budget_exceeded', code: 'budget_exceeded' },
     });
     expect(s.events.filter((e) => e.type === 'response.done')).toHaveLength(2);
     expect((await fake.sessions[0]?.closed)?.code).toBe(1000);
@@ -216,7 +216,7 @@ describe('realtime relay', () => {
     expect(entry).toMatchObject({
       status: 412,
       virtual_key: 'rt-budget',
-      error: { type: 'budget_exceeded', code: 'budget_exhausted' },
+      error: { type: 'budget_exceeded', code: 'budget_exceeded' },
       response: { responses: 2, close: { code: 4001, reason: 'budget_exceeded', initiator: 'gateway' } },
     });
     expect(entry.cost).toBeCloseTo(2 * RESPONSE_COST, 10);
@@ -226,7 +226,7 @@ describe('realtime relay', () => {
       open({ headers: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': '@rt-budget' } }),
     );
     expect(refused.status).toBe(412);
-    expect(refused.body.error).toMatchObject({ type: 'budget_exceeded', code: 'budget_exhausted' });
+    expect(refused.body.error).toMatchObject({ type: 'budget_exceeded', code: 'budget_exceeded' });
   });
 
   it('tells the client and closes with 1011 when the provider drops the connection', async () => {

@@ -6,7 +6,7 @@ import type { ConnectionStore } from '../../store/connection-store';
 import type { LogStore } from '../../store/log-store';
 import { ChannelGoneError, type ClientMessage, type RealtimeChannel } from '../../store/realtime-channel';
 import { guardedFetch } from '../address-guard';
-import type { BudgetLedger } from '../budget';
+import { type BudgetLedger, chargeUnreserved } from '../budget';
 import { asGatewayError } from '../errors';
 import { logger } from '../logger';
 import { credentialMasker, type SecretMasker } from '../secret-mask';
@@ -325,6 +325,17 @@ export class SessionRelay {
     const cost = realtimeCost(this.job.provider, this.log.model, usage);
     if (cost === null) this.costUnknown = true;
     this.log.cost = this.costUnknown ? null : Math.round(((this.log.cost ?? 0) + (cost ?? 0)) * 1e12) / 1e12;
+    const budgets = this.job.budgets;
+    if (budgets && cost !== null && cost > 0) {
+      this.charges = this.charges.then(async () => {
+        try {
+          const spent = await chargeUnreserved(budgets, cost);
+          if (spent) this.end(budgetExhausted(spent.kind, spent.name, spent.limits.budget_limit ?? 0));
+        } catch (error) {
+          this.warn('charging the session budgets failed', error);
+        }
+      });
+    }
     const charge = this.job.charge;
     if (!charge || cost === null || cost <= 0) return;
     this.charges = this.charges.then(async () => {
@@ -332,7 +343,7 @@ export class SessionRelay {
         const total = await this.deps.ledger.chargeAndTotal(charge.key, charge.state, charge.period, cost);
         const limit = charge.state.budget_limit;
         if (total !== null && limit !== null && total >= limit)
-          this.end(budgetExhausted(charge.key.slug, limit));
+          this.end(budgetExhausted('virtual_key', charge.key.slug, limit));
       } catch (error) {
         this.warn('charging the virtual key failed', error);
       }
@@ -434,15 +445,15 @@ function sessionLimit(ms: number): Ending {
   };
 }
 
-function budgetExhausted(slug: string, limit: number): Ending {
-  const message = `The budget of virtual key "${slug}" is exhausted (limit ${limit} USD); the session is closed. Raise budget_limit to reopen it.`;
+function budgetExhausted(holder: string, name: string, limit: number): Ending {
+  const message = `The budget of ${holder.replace('_', ' ')} "${name}" is exhausted (limit ${limit} USD); the session is closed. Raise budget_limit to reopen it.`;
   return {
     code: CLOSE_CODES.budgetExhausted,
     reason: 'budget_exceeded',
     initiator: 'gateway',
     status: 412,
-    event: errorEvent('budget_exceeded', 'budget_exhausted', message),
-    error: { message, type: 'budget_exceeded', code: 'budget_exhausted', origin: 'gateway' },
+    event: errorEvent('budget_exceeded', 'budget_exceeded', message),
+    error: { message, type: 'budget_exceeded', code: 'budget_exceeded', origin: 'gateway' },
   };
 }
 

@@ -1,5 +1,6 @@
 import type { SessionGuardrails } from '../../guardrails/realtime-guard';
 import type { VirtualKeyState } from '../../store/counter-store';
+import type { LimitHolder } from '../budget';
 import type { GuardrailLog, LogEntry } from '../usage-log';
 import type { RealtimeUpstream } from './upstream-endpoint';
 import { asLogUsage, emptyRealtimeUsage, type RealtimeUsage } from './usage';
@@ -29,6 +30,8 @@ export interface RelayJob {
   log: LogEntry;
   /** The config's guardrails, expanded at `$connect`; the relay compiles them. */
   guardrails?: SessionGuardrails;
+  /** The workspace, API key and end-user budgets each response is charged to. */
+  budgets?: LimitHolder[];
 }
 
 export interface SessionClose {

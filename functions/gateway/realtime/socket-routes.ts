@@ -8,9 +8,11 @@ import { ConnectionStore } from '../../store/connection-store';
 import { LogStore } from '../../store/log-store';
 import { ChannelGoneError, type RealtimeChannel, realtimeChannel } from '../../store/realtime-channel';
 import { type RelayLauncher, relayLauncher } from '../../store/relay-launcher';
+import { BudgetReservation } from '../budget';
 import { asGatewayError, badRequest, forbidden, GatewayError, unauthorized } from '../errors';
 import { logger } from '../logger';
 import { buildPlan, type PlanTarget } from '../plan';
+import { enforceModel, enforceTarget, policies, userHolder } from '../policy';
 import { Router } from '../router';
 import {
   checkRouteHosts,
@@ -183,11 +185,23 @@ export class RealtimeSocketRoutes {
       }
       const { model, slug } = splitModel(query.model.trim());
       entry.model = model;
-      const config = await readConfig(headers, principal);
+      // The workspace's and API key's policies apply to realtime as to every model call.
+      const policy = await policies.forPrincipal(principal);
+      enforceModel(policy, model);
+      const config = (await readConfig(headers, principal)) ?? policy.defaultConfig;
+      const wanted = {
+        input_guardrails: [...policy.guardrails.input_guardrails, ...(config?.input_guardrails ?? [])],
+        output_guardrails: [...policy.guardrails.output_guardrails, ...(config?.output_guardrails ?? [])],
+      };
       const guardrails =
-        config?.input_guardrails || config?.output_guardrails
-          ? await guardrailResolver.expand(config, principal.organisationId, principal.workspace)
+        wanted.input_guardrails.length > 0 || wanted.output_guardrails.length > 0
+          ? await guardrailResolver.expand(wanted, principal.organisationId, principal.workspace)
           : undefined;
+      // A session is refused while a budget of the caller's hierarchy cannot take anything more.
+      const user = userHolder(policy, principal, entry.user);
+      const holders = user ? [...policy.holders, user] : policy.holders;
+      await (await BudgetReservation.take(holders, 0, logId)).release();
+      const budgets = holders.filter((h) => h.limits.budget_limit !== null);
       const plan = buildPlan(config, routeOverrides(headers, slug));
       await checkRouteHosts(plan, headers, principal, config);
       // A session has one upstream: targets refused for budget or rate limit make way for the next, as
@@ -197,6 +211,7 @@ export class RealtimeSocketRoutes {
         const target = await resolveTarget(planned, headers, principal);
         entry.provider = target.provider.name;
         entry.virtual_key = target.virtualKeySlug;
+        enforceTarget(policy, target.provider.name, !!planned.customHost);
         return target;
       };
       router = new Router(prepare, async () => ({ status: 101 }), new AbortController().signal);
@@ -226,6 +241,7 @@ export class RealtimeSocketRoutes {
           : null,
         log: entry,
         ...(guardrails ? { guardrails } : {}),
+        ...(budgets.length > 0 ? { budgets } : {}),
       };
       await this.admit(job);
       return {
