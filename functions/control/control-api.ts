@@ -9,6 +9,7 @@ import { GuardrailService, presentGuardrail } from './guardrails';
 import { JwtSettingsService, presentJwtSettings } from './jwt-settings';
 import { OrganisationService, presentWorkspace, presentWorkspaceDetail } from './organisation';
 import type { Principal } from './principal';
+import { presentSsoSettings, SsoSettingsService } from './sso';
 import { presentVirtualKey, VirtualKeyService } from './virtual-keys';
 
 const apiKeys = new ApiKeyService();
@@ -20,6 +21,7 @@ const guardrails = new GuardrailService();
 // An organisation admin may name another workspace with `?workspace=`; others act in their own.
 const workspaceParam = (event: HttpEvent) => event.queryStringParameters?.workspace || undefined;
 const jwtSettings = new JwtSettingsService();
+const ssoSettings = new SsoSettingsService();
 const auditLog = new AuditLog();
 
 const caller = (state: RequestState) => state.principal as Principal;
@@ -180,6 +182,20 @@ export const controlOperations: Record<string, OperationHandler> = {
 
   'organisation.egress.get': async (_event, state) =>
     jsonResult(200, await egressSettings.get(caller(state))),
+
+  'organisation.sso.put': async (event, state) =>
+    jsonResult(200, presentSsoSettings(await ssoSettings.put(caller(state), jsonBody(bodyText(event))))),
+
+  'organisation.sso.get': async (_event, state) =>
+    jsonResult(200, presentSsoSettings(await ssoSettings.get(caller(state)))),
+
+  'organisation.sso.delete': async (_event, state) => {
+    await ssoSettings.delete(caller(state));
+    return jsonResult(200, { object: 'organisation.sso', deleted: true });
+  },
+
+  'organisation.sso.config': async (event) =>
+    jsonResult(200, await ssoSettings.publicConfig(event.queryStringParameters?.organisation || undefined)),
 
   'audit_logs.list': async (event, state) => {
     const page = await auditLog.list(caller(state), event.queryStringParameters ?? {});

@@ -161,23 +161,23 @@ export interface TokenRules {
 export const DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 86_400;
 
 /** Checks the header rules that come before any key is looked up. */
-export function checkHeader(header: Record<string, unknown>): string {
+export function checkHeader(header: Record<string, unknown>, typOptional = false): string {
   if (header.alg !== 'RS256') throw new JwtVerificationError('algorithm');
-  if (header.typ !== 'JWT') throw new JwtVerificationError('type');
+  // Identity providers' ID tokens often carry no typ (Cognito, Okta); gateway tokens must say JWT.
+  if (header.typ !== 'JWT' && !(typOptional && header.typ === undefined)) {
+    throw new JwtVerificationError('type');
+  }
   if (typeof header.kid !== 'string' || header.kid === '') throw new JwtVerificationError('missing_kid');
   return header.kid;
 }
 
-/**
- * Checks time and required claims of a payload whose signature is verified, in the order of the spec:
- * expiry, then the required claims.
- */
-export function checkClaims(
+/** Checks the time claims, issuer and audience of a payload whose signature is verified; returns `exp`. */
+export function checkTokenRules(
   payload: Record<string, unknown>,
   nowSeconds: number,
   skewSeconds: number,
-  rules: TokenRules = { maxLifetimeSeconds: DEFAULT_MAX_TOKEN_LIFETIME_SECONDS },
-): GatewayClaims {
+  rules: TokenRules,
+): number {
   const { exp, nbf, iat } = payload;
   if (exp === undefined) throw new JwtVerificationError('missing_exp');
   if (typeof exp !== 'number' || !Number.isFinite(exp))
@@ -207,6 +207,20 @@ export function checkClaims(
       throw new JwtVerificationError('wrong_audience');
     }
   }
+  return exp;
+}
+
+/**
+ * Checks time and required claims of a payload whose signature is verified, in the order of the spec:
+ * expiry, then the required claims.
+ */
+export function checkClaims(
+  payload: Record<string, unknown>,
+  nowSeconds: number,
+  skewSeconds: number,
+  rules: TokenRules = { maxLifetimeSeconds: DEFAULT_MAX_TOKEN_LIFETIME_SECONDS },
+): GatewayClaims {
+  const exp = checkTokenRules(payload, nowSeconds, skewSeconds, rules);
   const organisationId = claimedOrganisation(payload);
   if (!organisationId) throw new JwtVerificationError('missing_organisation');
   const workspace = firstString(payload, ['gateway_workspace', 'workspace_slug']);
@@ -215,4 +229,36 @@ export function checkClaims(
   const scopes = parseScopeClaim(payload);
   if (!scopes) throw new JwtVerificationError('missing_scope');
   return { organisationId, workspace, scopes, subject: subjectOf(payload), exp };
+}
+
+/** How an organisation's single sign-on maps an identity provider's claims to the gateway's. */
+export interface SsoClaimMapping {
+  workspaceClaim?: string;
+  workspace?: string;
+  scopesClaim?: string;
+  gatewayScopes?: string[];
+}
+
+/** The user of an ID token for logs: its email, else its subject. */
+export function ssoSubjectOf(payload: Record<string, unknown>): string | undefined {
+  const email = payload.email;
+  if (typeof email === 'string' && email !== '') return email.slice(0, SUBJECT_MAX);
+  return subjectOf(payload);
+}
+
+/** Workspace, scopes and user of a verified identity-provider token, through the organisation's mapping. */
+export function mapSsoClaims(
+  payload: Record<string, unknown>,
+  mapping: SsoClaimMapping,
+): { workspace: string; scopes: Set<Scope>; subject?: string } {
+  const workspace =
+    mapping.workspace ??
+    (mapping.workspaceClaim ? firstString(payload, [mapping.workspaceClaim]) : undefined);
+  if (!workspace) throw new JwtVerificationError('missing_workspace', mapping.workspaceClaim);
+  if (!ID_CLAIM.test(workspace)) throw new JwtVerificationError('invalid_claim', 'workspace');
+  const scopes = parseScopeClaim({
+    scope: mapping.gatewayScopes ?? (mapping.scopesClaim ? payload[mapping.scopesClaim] : undefined),
+  });
+  if (!scopes) throw new JwtVerificationError('missing_scope', mapping.scopesClaim);
+  return { workspace, scopes, subject: ssoSubjectOf(payload) };
 }

@@ -11,18 +11,21 @@ import { type Jwk, type Jwks, type PenaltyBox, SimpleJwksCache } from 'aws-jwt-v
 import type { DecomposedJwt } from 'aws-jwt-verify/jwt';
 import { type GuardedReply, guardedFetch } from '../gateway/address-guard';
 import { logger } from '../gateway/logger';
-import { ControlStore, type JwtSettingsRecord } from '../store/control-store';
+import { ControlStore, type JwtSettingsRecord, type SsoSettingsRecord } from '../store/control-store';
 import { checkJwksUrl, type KeySet, KeySetError, validateKeySet } from './jwt-settings';
 import {
   checkClaims,
   checkHeader,
+  checkTokenRules,
   claimedOrganisation,
   DEFAULT_MAX_TOKEN_LIFETIME_SECONDS,
   type DecodedJwt,
   JwtVerificationError,
+  mapSsoClaims,
   type TokenRules,
 } from './jwt-token';
 import type { Principal } from './principal';
+import { type DiscoveryCache, discoveryCache } from './sso';
 
 // JWT verification for one container: signatures through aws-jwt-verify against each organisation's
 // key set, the key set configuration cached like API keys, validated tokens cached until their `exp`.
@@ -278,6 +281,14 @@ interface CachedToken {
   n: string;
   /** `updated_at` of the settings it was checked against. */
   settingsAt: string;
+  /** Signed by the organisation's single sign-on issuer, not its JWT key set. */
+  sso: boolean;
+}
+
+/** An organisation's single sign-on: its settings and the key set its issuer's discovery names. */
+interface SsoKeySet {
+  settings: SsoSettingsRecord;
+  keySet: OrgKeySet;
 }
 
 interface SettingsEntry {
@@ -290,10 +301,12 @@ const SETTINGS_CACHE_MAX = 1_000;
 export class JwtTokenVerifier {
   private readonly tokens = new Map<string, CachedToken>();
   private readonly settings = new Map<string, SettingsEntry>();
+  private readonly ssoSettings = new Map<string, { keySet: Promise<SsoKeySet | null>; expires: number }>();
 
   constructor(
     private readonly store = new ControlStore(),
     private readonly options = defaultJwtVerifierOptions(),
+    private readonly discovery: DiscoveryCache = discoveryCache,
   ) {}
 
   /**
@@ -304,7 +317,9 @@ export class JwtTokenVerifier {
     const hash = createHash('sha256').update(token).digest('base64url');
     const hit = this.tokens.get(hash);
     if (hit) {
-      const keySet = await this.keySetFor(hit.principal.organisationId);
+      const keySet = hit.sso
+        ? (await this.ssoKeySetFor(hit.principal.organisationId))?.keySet
+        : await this.keySetFor(hit.principal.organisationId);
       // Settings changed since (issuer, audience, lifetime): the token is checked afresh against them.
       if (
         Date.now() / 1000 < hit.exp + this.options.skewSeconds &&
@@ -319,6 +334,16 @@ export class JwtTokenVerifier {
 
     let knownOrganisation: string | null = null;
     try {
+      // A token without the gateway's organisation claim may come from an organisation's identity provider.
+      const ssoOrganisation = claimedOrganisation(decoded.payload)
+        ? undefined
+        : typeof decoded.payload.iss === 'string' && decoded.payload.iss.length <= 1024
+          ? await this.store.getSsoIssuerOrganisation(decoded.payload.iss)
+          : undefined;
+      if (ssoOrganisation) {
+        knownOrganisation = ssoOrganisation;
+        return await this.verifySso(hash, decoded, ssoOrganisation);
+      }
       const kid = checkHeader(decoded.header);
       const organisationId = claimedOrganisation(decoded.payload);
       if (!organisationId) throw new JwtVerificationError('missing_organisation');
@@ -358,6 +383,7 @@ export class JwtTokenVerifier {
         kid,
         n: String(jwk.n),
         settingsAt: keySet.record.updated_at,
+        sso: false,
       });
       return principal;
     } catch (error) {
@@ -365,6 +391,88 @@ export class JwtTokenVerifier {
       if (error instanceof JwtVerificationError) error.organisationId = knownOrganisation;
       throw error;
     }
+  }
+
+  /** An identity provider's token, through the organisation's single sign-on settings. */
+  private async verifySso(hash: string, decoded: DecodedJwt, organisationId: string): Promise<Principal> {
+    const kid = checkHeader(decoded.header, true);
+    const sso = await this.ssoKeySetFor(organisationId);
+    if (!sso) throw new JwtVerificationError('not_configured');
+    const jwk = await sso.keySet.verify(decoded, kid);
+    const exp = checkTokenRules(
+      decoded.payload,
+      Date.now() / 1000,
+      this.options.skewSeconds,
+      sso.keySet.rules(),
+    );
+    const { settings } = sso;
+    const claims = mapSsoClaims(decoded.payload, {
+      ...(settings.workspace_claim !== undefined ? { workspaceClaim: settings.workspace_claim } : {}),
+      ...(settings.workspace !== undefined ? { workspace: settings.workspace } : {}),
+      ...(settings.scopes_claim !== undefined ? { scopesClaim: settings.scopes_claim } : {}),
+      ...(settings.gateway_scopes !== undefined ? { gatewayScopes: settings.gateway_scopes } : {}),
+    });
+    if (!(await this.store.getWorkspace(organisationId, claims.workspace))) {
+      throw new JwtVerificationError('unknown_workspace');
+    }
+    const principal: Principal = {
+      type: 'jwt',
+      organisationId,
+      workspace: claims.workspace,
+      isOrganisationAdmin: false,
+      scopes: claims.scopes,
+      ...(claims.subject !== undefined ? { subject: claims.subject } : {}),
+    };
+    if (this.tokens.size >= this.options.tokenCacheMax) {
+      this.tokens.delete(this.tokens.keys().next().value as string);
+    }
+    this.tokens.set(hash, {
+      principal,
+      exp,
+      kid,
+      n: String(jwk.n),
+      settingsAt: sso.keySet.record.updated_at,
+      sso: true,
+    });
+    return principal;
+  }
+
+  /** The single sign-on key set: settings cached like JWT settings, the JWKS URL from discovery. */
+  private ssoKeySetFor(organisationId: string): Promise<SsoKeySet | null> {
+    const now = Date.now();
+    const entry = this.ssoSettings.get(organisationId);
+    if (entry && entry.expires > now) return entry.keySet;
+    const previous = entry?.keySet;
+    const keySet = (async (): Promise<SsoKeySet | null> => {
+      const settings = await this.store.getSsoSettings(organisationId);
+      if (!settings) return null;
+      let jwksUri: string;
+      try {
+        jwksUri = (await this.discovery.get(settings.issuer)).jwks_uri;
+      } catch (error) {
+        throw new JwtVerificationError('key_set_unavailable', (error as Error).message.slice(0, 500));
+      }
+      const record: JwtSettingsRecord = {
+        organisation_id: organisationId,
+        jwks_url: jwksUri,
+        issuer: settings.issuer,
+        audience: [settings.audience ?? settings.client_id],
+        created_at: settings.created_at,
+        updated_at: settings.updated_at,
+      };
+      const before = previous ? await previous.catch(() => null) : null;
+      if (!before?.keySet.matches(record)) return { settings, keySet: new OrgKeySet(record, this.options) };
+      before.keySet.record = record;
+      return { settings, keySet: before.keySet };
+    })();
+    keySet.catch(() => {
+      if (this.ssoSettings.get(organisationId)?.keySet === keySet) this.ssoSettings.delete(organisationId);
+    });
+    if (!entry && this.ssoSettings.size >= SETTINGS_CACHE_MAX) {
+      this.ssoSettings.delete(this.ssoSettings.keys().next().value as string);
+    }
+    this.ssoSettings.set(organisationId, { keySet, expires: now + this.options.settingsTtlMs });
+    return keySet;
   }
 
   /** The organisation a token names, if it exists: where its audit entry belongs. */

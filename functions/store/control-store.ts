@@ -101,6 +101,24 @@ export interface JwtSettingsRecord {
   updated_at: string;
 }
 
+/** An organisation's OpenID Connect sign-in; its issuer is claimed by this organisation alone. */
+export interface SsoSettingsRecord {
+  organisation_id: string;
+  issuer: string;
+  client_id: string;
+  scopes: string;
+  /** `aud` must be this; the client id unless set. */
+  audience?: string;
+  /** Exactly one of `workspace_claim` (a claim naming the slug) and `workspace` (a fixed slug). */
+  workspace_claim?: string;
+  workspace?: string;
+  /** Exactly one of `scopes_claim` (a claim holding gateway scopes) and `gateway_scopes`. */
+  scopes_claim?: string;
+  gateway_scopes?: string[];
+  created_at: string;
+  updated_at: string;
+}
+
 /** Which custom hosts callers may name; absent means the runtime's default. */
 export interface EgressSettingsRecord {
   organisation_id: string;
@@ -273,6 +291,68 @@ export class ControlStore {
         TableName: TABLE(),
         Item: { pk: `ORG#${settings.organisation_id}`, sk: 'JWT', ...settings },
       }),
+    );
+  }
+
+  async getSsoSettings(organisationId: string): Promise<SsoSettingsRecord | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: TABLE(), Key: { pk: `ORG#${organisationId}`, sk: 'SSO' } }),
+    );
+    return out.Item ? strip<SsoSettingsRecord>(out.Item) : undefined;
+  }
+
+  /** The organisation whose SSO settings name this issuer. */
+  async getSsoIssuerOrganisation(issuer: string): Promise<string | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: TABLE(), Key: { pk: `SSOISSUER#${issuer}`, sk: 'SSO' } }),
+    );
+    return out.Item?.organisation_id as string | undefined;
+  }
+
+  /** Saves the settings and claims their issuer; false when another organisation holds the issuer. */
+  async putSsoSettings(settings: SsoSettingsRecord, previousIssuer?: string): Promise<boolean> {
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: TABLE(),
+          Item: { pk: `SSOISSUER#${settings.issuer}`, sk: 'SSO', organisation_id: settings.organisation_id },
+          ConditionExpression: 'attribute_not_exists(pk) OR organisation_id = :org',
+          ExpressionAttributeValues: { ':org': settings.organisation_id },
+        }),
+      );
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+    await this.db.send(
+      new PutCommand({
+        TableName: TABLE(),
+        Item: { pk: `ORG#${settings.organisation_id}`, sk: 'SSO', ...settings },
+      }),
+    );
+    if (previousIssuer !== undefined && previousIssuer !== settings.issuer) {
+      await this.deleteSsoIssuer(previousIssuer);
+    }
+    return true;
+  }
+
+  /** False when there was nothing to delete. */
+  async deleteSsoSettings(organisationId: string): Promise<boolean> {
+    const out = await this.db.send(
+      new DeleteCommand({
+        TableName: TABLE(),
+        Key: { pk: `ORG#${organisationId}`, sk: 'SSO' },
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    if (!out.Attributes) return false;
+    await this.deleteSsoIssuer(out.Attributes.issuer as string);
+    return true;
+  }
+
+  private async deleteSsoIssuer(issuer: string): Promise<void> {
+    await this.db.send(
+      new DeleteCommand({ TableName: TABLE(), Key: { pk: `SSOISSUER#${issuer}`, sk: 'SSO' } }),
     );
   }
 
