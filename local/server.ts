@@ -8,6 +8,7 @@ import { buildDashboard } from '../dashboard/build';
 import { bootstrap } from '../functions/control/bootstrap';
 import { configureAddressGuard, egressFromEnv } from '../functions/gateway/address-guard';
 import type { HttpEvent } from '../functions/gateway/http';
+import { logger } from '../functions/gateway/logger';
 import { compileRoutes, matchRoute } from '../functions/middleware/route';
 import { FUNCTION_GROUPS, type FunctionGroupName, OPERATIONS } from '../functions/operations';
 import { ALL_TABLES } from '../functions/store/tables';
@@ -86,7 +87,9 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   configureAddressGuard({ environment: egressFromEnv(env) });
   env.AWS_REGION ??= 'us-east-1';
   const level = logLevel(env);
-  env.POWERTOOLS_LOG_LEVEL ??= level === 'error' ? 'ERROR' : 'WARN';
+  env.POWERTOOLS_LOG_LEVEL ||= level === 'error' ? 'ERROR' : 'WARN';
+  // The handlers' logger was built when its module was first imported, maybe before this line.
+  logger.setLogLevel(env.POWERTOOLS_LOG_LEVEL as Parameters<typeof logger.setLogLevel>[0]);
   const requestLog =
     options.requestLog ??
     (level === 'debug' || level === 'info' ? (line: string) => console.log(line) : undefined);

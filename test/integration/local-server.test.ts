@@ -93,11 +93,27 @@ describe('npm start', () => {
   }, 60_000);
 
   it('logs requests at info, is quiet at GATEWAY_LOG_LEVEL=warn', async () => {
-    const quiet = await startLocalProcess({ GATEWAY_DATA_DIR: tempDir(), GATEWAY_LOG_LEVEL: 'warn' });
+    const quiet = await startLocalProcess({
+      GATEWAY_DATA_DIR: tempDir(),
+      GATEWAY_LOG_LEVEL: 'warn',
+      GATEWAY_ADMIN_KEY: 'gwk_quiet_server_key_0123456789',
+      POWERTOOLS_LOG_LEVEL: '',
+    });
     try {
       await fetch(`${quiet.url}/health`);
+      // A model request the handlers log at info ("request completed"): not printed at warn either.
+      await fetch(`${quiet.url}/chat/completions`, {
+        method: 'POST',
+        headers: {
+          'x-gateway-api-key': 'gwk_quiet_server_key_0123456789',
+          'x-gateway-custom-host': 'http://127.0.0.1:1/v1',
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] }),
+      });
       await sleep(100);
       expect(quiet.output()).not.toContain('GET /v1/health');
+      expect(quiet.output()).not.toContain('"level":"INFO"');
     } finally {
       quiet.child.kill('SIGTERM');
       await quiet.exited;
