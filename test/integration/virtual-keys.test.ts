@@ -301,13 +301,13 @@ describe('virtual keys', () => {
       const client = gw.client({
         headers: { 'x-gateway-provider': '@prod-openai', 'x-gateway-custom-host': host },
       });
+      // Each refusal is caught where it is made: a later one may settle while an earlier one is awaited.
       const refusals = [
-        client.images.generate({ model: 'gpt-image-1', prompt: 'a cat' }),
-        client.embeddings.create({ model: 'text-embedding-3-small', input: 'x' }),
-        client.responses.create({ model: 'gpt-4o-mini', input: 'hi' }),
+        client.images.generate({ model: 'gpt-image-1', prompt: 'a cat' }).catch((e: unknown) => e),
+        client.embeddings.create({ model: 'text-embedding-3-small', input: 'x' }).catch((e: unknown) => e),
+        client.responses.create({ model: 'gpt-4o-mini', input: 'hi' }).catch((e: unknown) => e),
       ];
-      for (const refusal of refusals) {
-        const err = await refusal.catch((e: unknown) => e);
+      for (const err of await Promise.all(refusals)) {
         expect((err as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('custom_host_not_allowed');
       }
 
