@@ -275,12 +275,15 @@ export class RealtimeSocketRoutes {
     }
   }
 
-  /** Channel, record and first log entry, then the relay; undone if the relay cannot be started. */
+  /**
+   * Channel (ready to take messages), record and first log entry, then the relay; undone if any of it
+   * fails, so the connection is accepted only once its first message has somewhere to go.
+   */
   private async admit(job: RelayJob): Promise<void> {
     const channel = this.deps.channel();
     const { connectionId } = job;
-    await channel.create(connectionId);
     try {
+      await channel.create(connectionId);
       await Promise.all([
         this.deps.connections.put({
           connection_id: connectionId,
