@@ -50,7 +50,13 @@ export interface RealtimeApiProps {
 /** A relay that has not started by then is of no use: its client has given up. */
 export const RELAY_MAX_EVENT_AGE = Duration.minutes(2);
 
-const SQS_SOCKET_ACTIONS = ['sqs:CreateQueue', 'sqs:SendMessage', 'sqs:DeleteQueue'];
+// GetQueueAttributes: `$connect` accepts a connection only once its new queue answers.
+const SQS_SOCKET_ACTIONS = [
+  'sqs:CreateQueue',
+  'sqs:GetQueueAttributes',
+  'sqs:SendMessage',
+  'sqs:DeleteQueue',
+];
 const SQS_RELAY_ACTIONS = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:DeleteQueue'];
 
 export class RealtimeApi extends Construct {
@@ -190,17 +196,20 @@ export class RealtimeApi extends Construct {
       maxEventAge: RELAY_MAX_EVENT_AGE,
       onFailure: new destinations.SnsDestination(this.relayFailures),
     });
-    // execute-api:ManageConnections on this stage's @connections only (post, delete, get).
-    this.stage.grantManagementApiAccess(this.relayFunction);
-    acknowledgeWildcardResource(
-      this.relayFunction,
-      stack.formatArn({
-        service: 'execute-api',
-        resource: this.api.apiId,
-        resourceName: `${REALTIME_STAGE}/*/@connections/*`,
-      }),
-      "Connections are created by clients at runtime: the grant names this stage's @connections only",
-    );
+    // execute-api:ManageConnections on this stage's @connections only (post, delete, get); the socket
+    // function posts only the error event of a client message it could not queue.
+    for (const fn of [this.relayFunction, this.socketFunction]) {
+      this.stage.grantManagementApiAccess(fn);
+      acknowledgeWildcardResource(
+        fn,
+        stack.formatArn({
+          service: 'execute-api',
+          resource: this.api.apiId,
+          resourceName: `${REALTIME_STAGE}/*/@connections/*`,
+        }),
+        "Connections are created by clients at runtime: the grant names this stage's @connections only",
+      );
+    }
   }
 
   /**

@@ -44,8 +44,32 @@ export class ConnectionStore {
       new GetCommand({ TableName: tableName('connections'), Key: key(connectionId), ConsistentRead: true }),
     );
     if (!out.Item) return undefined;
-    const { pk: _pk, sk: _sk, expires_at: _exp, ...record } = out.Item;
+    const { pk: _pk, sk: _sk, expires_at: _exp, message_seq: _seq, ...record } = out.Item;
     return record as ConnectionRecord;
+  }
+
+  /**
+   * The next number of the connection's client messages (1, 2, ...), atomically: overlapping `$default`
+   * invocations each get their own, in the order they reach the table. Undefined when the connection has
+   * no record (it was refused, or has expired).
+   */
+  async nextSequence(connectionId: string): Promise<number | undefined> {
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: tableName('connections'),
+          Key: key(connectionId),
+          UpdateExpression: 'ADD message_seq :one',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':one': 1 },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      return Number(out.Attributes?.message_seq);
+    } catch (error) {
+      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return undefined;
+      throw error;
+    }
   }
 
   /** The relay is alive and owns the session. */

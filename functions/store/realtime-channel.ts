@@ -3,19 +3,30 @@
 // one SQS FIFO queue per connection, long-polled by the relay; locally an in-process queue with the same
 // behaviour. One queue per connection keeps the relay's receive to its own messages, in order.
 
-export type ClientMessage =
+export type ClientMessage = (
   | { kind: 'text'; data: string }
   /** Bytes, base64-encoded. */
   | { kind: 'binary'; data: string }
   /** `$disconnect`: the client has gone; the relay ends the session. */
-  | { kind: 'disconnect' };
+  | { kind: 'disconnect' }
+) & {
+  /**
+   * The client's order, from the connection's counter: `$default` invocations overlap, so the channel's
+   * own order is the order they finished in, and the relay restores this one.
+   */
+  seq?: number;
+};
 
 export interface RealtimeChannel {
+  /** Resolves once the channel takes messages. */
   create(connectionId: string): Promise<void>;
   /** `messageId` is unique per client message; a message sent twice with it is delivered once. */
   send(connectionId: string, message: ClientMessage, messageId: string): Promise<void>;
-  /** Waits for the next messages, in the order they were sent; an empty list when the wait ran out. */
-  receive(connectionId: string, signal: AbortSignal): Promise<ClientMessage[]>;
+  /**
+   * Waits (at most `waitMs` when given) for the next messages, in the order they were sent; an empty list
+   * when the wait ran out.
+   */
+  receive(connectionId: string, signal: AbortSignal, waitMs?: number): Promise<ClientMessage[]>;
   remove(connectionId: string): Promise<void>;
 }
 
@@ -33,6 +44,12 @@ const queueMissing = (error: unknown) =>
 
 // SQS bodies allow only these characters; anything else travels base64-encoded.
 const SQS_SAFE = /^[\t\n\r\u0020-\uD7FF\uE000-\uFFFD]*$/u;
+// SQS asks callers to wait about a second after CreateQueue before using the queue: `$connect` checks
+// it answers for at most this long before accepting the connection.
+const READY_ATTEMPTS = 12;
+const READY_DELAY_MS = 100;
+const READY_MAX_DELAY_MS = 500;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type SqsModule = typeof import('@aws-sdk/client-sqs');
 
@@ -79,6 +96,23 @@ export class SqsRealtimeChannel implements RealtimeChannel {
         },
       }),
     );
+    const attributes = new mod.GetQueueAttributesCommand({
+      QueueUrl: this.url(connectionId),
+      AttributeNames: ['QueueArn'],
+    });
+    for (
+      let attempt = 1, delay = READY_DELAY_MS;
+      ;
+      attempt++, delay = Math.min(delay * 2, READY_MAX_DELAY_MS)
+    ) {
+      try {
+        await client.send(attributes);
+        return;
+      } catch (error) {
+        if (!queueMissing(error) || attempt >= READY_ATTEMPTS) throw error;
+        await sleep(delay);
+      }
+    }
   }
 
   async send(connectionId: string, message: ClientMessage, messageId: string): Promise<void> {
@@ -98,6 +132,9 @@ export class SqsRealtimeChannel implements RealtimeChannel {
           MessageAttributes: {
             kind: { DataType: 'String', StringValue: message.kind },
             encoding: { DataType: 'String', StringValue: encoding },
+            ...(message.seq !== undefined
+              ? { seq: { DataType: 'Number', StringValue: String(message.seq) } }
+              : {}),
           },
         }),
       );
@@ -109,7 +146,7 @@ export class SqsRealtimeChannel implements RealtimeChannel {
     }
   }
 
-  async receive(connectionId: string, signal: AbortSignal): Promise<ClientMessage[]> {
+  async receive(connectionId: string, signal: AbortSignal, waitMs?: number): Promise<ClientMessage[]> {
     const { client, mod } = await this.sqs();
     const url = this.url(connectionId);
     let out: import('@aws-sdk/client-sqs').ReceiveMessageCommandOutput;
@@ -118,7 +155,8 @@ export class SqsRealtimeChannel implements RealtimeChannel {
         new mod.ReceiveMessageCommand({
           QueueUrl: url,
           MaxNumberOfMessages: 10,
-          WaitTimeSeconds: 20,
+          // A shorter wait rather than an abort: an aborted receive would hide its messages for 30 s.
+          WaitTimeSeconds: waitMs === undefined ? 20 : Math.min(20, Math.max(0, Math.ceil(waitMs / 1000))),
           MessageAttributeNames: ['All'],
         }),
         { abortSignal: signal },
@@ -142,10 +180,12 @@ export class SqsRealtimeChannel implements RealtimeChannel {
     return messages.map((m): ClientMessage => {
       const kind = m.MessageAttributes?.kind?.StringValue;
       const body = m.Body ?? '';
-      if (kind === 'disconnect') return { kind: 'disconnect' };
-      if (kind === 'binary') return { kind: 'binary', data: body };
+      const given = m.MessageAttributes?.seq?.StringValue;
+      const seq = given === undefined ? {} : { seq: Number(given) };
+      if (kind === 'disconnect') return { kind: 'disconnect', ...seq };
+      if (kind === 'binary') return { kind: 'binary', data: body, ...seq };
       const base64 = m.MessageAttributes?.encoding?.StringValue === 'base64';
-      return { kind: 'text', data: base64 ? Buffer.from(body, 'base64').toString('utf8') : body };
+      return { kind: 'text', data: base64 ? Buffer.from(body, 'base64').toString('utf8') : body, ...seq };
     });
   }
 
@@ -185,7 +225,7 @@ export class LocalRealtimeChannel implements RealtimeChannel {
     queue.waiter?.();
   }
 
-  async receive(connectionId: string, signal: AbortSignal): Promise<ClientMessage[]> {
+  async receive(connectionId: string, signal: AbortSignal, waitMs?: number): Promise<ClientMessage[]> {
     const queue = this.queues.get(connectionId);
     if (!queue) throw new ChannelGoneError(connectionId);
     if (queue.messages.length === 0 && !signal.aborted) {
@@ -196,7 +236,7 @@ export class LocalRealtimeChannel implements RealtimeChannel {
           queue.waiter = undefined;
           resolve();
         };
-        const timer = setTimeout(done, this.waitMs);
+        const timer = setTimeout(done, Math.min(waitMs ?? this.waitMs, this.waitMs));
         signal.addEventListener('abort', done, { once: true });
         queue.waiter = done;
       });

@@ -87,13 +87,15 @@ describe('realtime API', () => {
     });
   });
 
-  it('lets only the relay manage connections, and only on its own stage', () => {
-    const manage = actionsOf(stack.realtime.relayFunction, 'execute-api:');
-    expect(manage.map((m) => m.a)).toEqual(['execute-api:ManageConnections']);
-    const resource = JSON.stringify(manage[0]?.s.Resource);
-    expect(resource).toContain(logicalId(stack.realtime.api));
-    expect(resource).toContain('/v1/*/@connections/*');
-    expect(actionsOf(stack.realtime.socketFunction, 'execute-api:')).toEqual([]);
+  it('lets only the relay and the socket function manage connections, and only on their own stage', () => {
+    // The socket function posts the error event of a client message it could not queue.
+    for (const fn of [stack.realtime.relayFunction, stack.realtime.socketFunction]) {
+      const manage = actionsOf(fn, 'execute-api:');
+      expect(manage.map((m) => m.a)).toEqual(['execute-api:ManageConnections']);
+      const resource = JSON.stringify(manage[0]?.s.Resource);
+      expect(resource).toContain(logicalId(stack.realtime.api));
+      expect(resource).toContain('/v1/*/@connections/*');
+    }
     for (const fn of Object.values(stack.functions)) expect(actionsOf(fn, 'execute-api:')).toEqual([]);
   });
 
@@ -101,7 +103,12 @@ describe('realtime API', () => {
     const prefix = stack.realtime.queuePrefix;
     const socket = actionsOf(stack.realtime.socketFunction, 'sqs:');
     const relay = actionsOf(stack.realtime.relayFunction, 'sqs:');
-    expect(socket.map((m) => m.a).sort()).toEqual(['sqs:CreateQueue', 'sqs:DeleteQueue', 'sqs:SendMessage']);
+    expect(socket.map((m) => m.a).sort()).toEqual([
+      'sqs:CreateQueue',
+      'sqs:DeleteQueue',
+      'sqs:GetQueueAttributes',
+      'sqs:SendMessage',
+    ]);
     expect(relay.map((m) => m.a).sort()).toEqual([
       'sqs:DeleteMessage',
       'sqs:DeleteQueue',

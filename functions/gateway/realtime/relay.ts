@@ -12,6 +12,7 @@ import { logger } from '../logger';
 import { credentialMasker, type SecretMasker } from '../secret-mask';
 import type { LogEntry } from '../usage-log';
 import type { UserUsage } from '../user-usage';
+import { ClientOrder } from './client-order';
 import { CLOSE_CODES, errorEvent, MAX_MESSAGE_BYTES, splitForClient } from './protocol';
 import { type RelayJob, type SessionClose, SessionLog } from './session';
 import type { RealtimeUpstream } from './upstream-endpoint';
@@ -41,6 +42,8 @@ export interface RelayOptions {
   connectTimeoutMs: number;
   /** API Gateway answers 410 until `$connect` has returned: that long after it, 410 means "not yet". */
   openingGraceMs: number;
+  /** How long a client message missing from the sequence is waited for (2 s unless given). */
+  reorderWaitMs?: number;
 }
 
 /** Why and how a session ends. */
@@ -168,13 +171,33 @@ export class SessionRelay {
     await this.finish();
   }
 
-  /** Client messages to the provider, in order, until the session ends. */
+  /** Client messages to the provider, in the client's order, until the session ends. */
   private async pumpClient(): Promise<void> {
     const { connectionId } = this.job;
+    const order = new ClientOrder({
+      gapWaitMs: this.options.reorderWaitMs ?? 2_000,
+      maxHeld: 64,
+      onSkip: (from, to) =>
+        logger.warn('realtime client messages missing, going on without them', {
+          connectionId,
+          logId: this.job.log.id,
+          from,
+          to,
+        }),
+      onLate: (seq) =>
+        logger.warn('realtime client message arrived after its gap was skipped', {
+          connectionId,
+          logId: this.job.log.id,
+          seq,
+        }),
+    });
     while (!this.ending) {
       let messages: ClientMessage[];
       try {
-        messages = await this.deps.channel.receive(connectionId, this.stop.signal);
+        messages = order.accept(
+          await this.deps.channel.receive(connectionId, this.stop.signal, order.waitMs()),
+        );
+        messages.push(...order.expire());
       } catch (error) {
         if (error instanceof ChannelGoneError) {
           this.clientGone = true;

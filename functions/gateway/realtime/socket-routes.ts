@@ -4,9 +4,15 @@ import { Authenticator } from '../../control/authenticator';
 import { hasScope, type Principal } from '../../control/principal';
 import { guardrailResolver } from '../../guardrails/resolve';
 import { parseMetadata } from '../../middleware/usage-log';
+import { type ClientConnections, clientConnections } from '../../store/client-connections';
 import { ConnectionStore } from '../../store/connection-store';
 import { LogStore } from '../../store/log-store';
-import { ChannelGoneError, type RealtimeChannel, realtimeChannel } from '../../store/realtime-channel';
+import {
+  ChannelGoneError,
+  type ClientMessage,
+  type RealtimeChannel,
+  realtimeChannel,
+} from '../../store/realtime-channel';
 import { type RelayLauncher, relayLauncher } from '../../store/relay-launcher';
 import { BudgetReservation } from '../budget';
 import { asGatewayError, badRequest, forbidden, GatewayError, unauthorized } from '../errors';
@@ -23,7 +29,13 @@ import {
   splitModel,
 } from '../target';
 import type { LogEntry } from '../usage-log';
-import { exceedsMessageLimit, keyInQuery, MAX_MESSAGE_BYTES, withSubprotocolHeaders } from './protocol';
+import {
+  errorEvent,
+  exceedsMessageLimit,
+  keyInQuery,
+  MAX_MESSAGE_BYTES,
+  withSubprotocolHeaders,
+} from './protocol';
 import type { RelayJob } from './session';
 import { realtimeUpstream } from './upstream-endpoint';
 
@@ -42,6 +54,12 @@ export interface SocketResult {
 const TRACE_ID = /^[\w.:/-]{1,128}$/;
 // A relay that has not beaten for this long is gone (its heartbeat comes with every log flush).
 const STALE_RELAY_MS = 90_000;
+// A client message the channel refuses is tried this often, waiting 50, 100, 200... ms in between.
+const SEND_ATTEMPTS = 5;
+const SEND_RETRY_MS = 50;
+// This soon after `$connect`, a channel that is not there is not there yet, rather than gone.
+const OPENING_MS = 10_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface SocketDeps {
   authenticator: Authenticator;
@@ -49,6 +67,7 @@ export interface SocketDeps {
   connections: ConnectionStore;
   channel: () => RealtimeChannel;
   launcher: () => RelayLauncher;
+  clients: () => ClientConnections;
 }
 
 const lowerCased = (headers: Record<string, string | undefined> | undefined) => {
@@ -90,6 +109,7 @@ export class RealtimeSocketRoutes {
       connections: deps.connections ?? new ConnectionStore(),
       channel: deps.channel ?? realtimeChannel,
       launcher: deps.launcher ?? relayLauncher,
+      clients: deps.clients ?? clientConnections,
     };
   }
 
@@ -271,12 +291,15 @@ export class RealtimeSocketRoutes {
     }
   }
 
-  /** Channel, record and first log entry, then the relay; undone if the relay cannot be started. */
+  /**
+   * Channel (ready to take messages), record and first log entry, then the relay; undone if any of it
+   * fails, so the connection is accepted only once its first message has somewhere to go.
+   */
   private async admit(job: RelayJob): Promise<void> {
     const channel = this.deps.channel();
     const { connectionId } = job;
-    await channel.create(connectionId);
     try {
+      await channel.create(connectionId);
       await Promise.all([
         this.deps.connections.put({
           connection_id: connectionId,
@@ -302,28 +325,71 @@ export class RealtimeSocketRoutes {
     }
   }
 
-  /** `$default`: one client message onto the session's channel, in arrival order. */
+  /**
+   * `$default`: one client message onto the session's channel, numbered in the connection's order (the
+   * relay restores it, as invocations overlap). A refusal is retried briefly, and never dropped silently.
+   */
   async message(event: SocketEvent): Promise<SocketResult> {
-    const { connectionId, messageId, requestId } = event.requestContext;
+    const { connectionId, messageId, requestId, connectedAt } = event.requestContext;
     const body = event.body ?? '';
     // API Gateway refuses larger messages itself (close 1009); this guards any other caller.
     if (exceedsMessageLimit(event.isBase64Encoded ? Buffer.from(body, 'base64') : body, MAX_MESSAGE_BYTES)) {
       return { statusCode: 413 };
     }
-    try {
-      await this.deps
-        .channel()
-        .send(
-          connectionId,
-          event.isBase64Encoded ? { kind: 'binary', data: body } : { kind: 'text', data: body },
-          messageId ?? requestId,
-        );
-    } catch (error) {
-      // The session has ended and its channel with it; the client is being disconnected.
-      if (error instanceof ChannelGoneError) return { statusCode: 410 };
-      throw error;
+    const seq = await this.sequence(connectionId);
+    const message: ClientMessage = event.isBase64Encoded
+      ? { kind: 'binary', data: body, ...seq }
+      : { kind: 'text', data: body, ...seq };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.deps.channel().send(connectionId, message, messageId ?? requestId);
+        return { statusCode: 200 };
+      } catch (error) {
+        const gone = error instanceof ChannelGoneError;
+        // The session has ended and its channel with it; the client is being disconnected.
+        if (gone && !(Date.now() - connectedAt < OPENING_MS)) return { statusCode: 410 };
+        if (attempt >= SEND_ATTEMPTS) {
+          await this.undelivered(event, seq.seq, error);
+          return { statusCode: gone ? 410 : 500 };
+        }
+        await sleep(SEND_RETRY_MS * 2 ** (attempt - 1));
+      }
     }
-    return { statusCode: 200 };
+  }
+
+  /** The message's number; without one (the counter failed) it still goes, in channel order. */
+  private async sequence(connectionId: string): Promise<{ seq?: number }> {
+    try {
+      const seq = await this.deps.connections.nextSequence(connectionId);
+      return seq === undefined ? {} : { seq };
+    } catch (error) {
+      logger.warn('realtime message counter failed', { connectionId, error: (error as Error).message });
+      return {};
+    }
+  }
+
+  /** A message that could not be queued: a log line, and an error event so the client knows. */
+  private async undelivered(event: SocketEvent, seq: number | undefined, error: unknown): Promise<void> {
+    const { connectionId } = event.requestContext;
+    logger.error('realtime client message not delivered', {
+      connectionId,
+      seq,
+      error: (error as Error).message,
+    });
+    await this.deps
+      .clients()
+      .post(
+        managementEndpoint(event),
+        connectionId,
+        errorEvent(
+          'server_error',
+          'message_not_delivered',
+          'The gateway could not pass your last message on to the provider; send it again.',
+        ),
+      )
+      .catch((e: unknown) =>
+        logger.warn('realtime error event not delivered', { connectionId, error: (e as Error).message }),
+      );
   }
 
   /** `$disconnect`: tells the relay, or cleans up after one that is no longer there. */
@@ -331,7 +397,9 @@ export class RealtimeSocketRoutes {
     const { connectionId, requestId } = event.requestContext;
     const channel = this.deps.channel();
     try {
-      await channel.send(connectionId, { kind: 'disconnect' }, `disconnect-${requestId}`);
+      // Numbered too: the relay ends the session after the client's last message, not before it.
+      const seq = await this.sequence(connectionId);
+      await channel.send(connectionId, { kind: 'disconnect', ...seq }, `disconnect-${requestId}`);
     } catch (error) {
       if (!(error instanceof ChannelGoneError)) throw error;
       return { statusCode: 200 };
