@@ -65,6 +65,8 @@ export interface GatewayStackProps extends StackProps {
   removalPolicy?: RemovalPolicy;
   /** Bytes of SSE comment padding on a stream's first write (DESIGN.md section 6); 0 disables it. */
   streamPaddingBytes?: number;
+  /** Seconds of stream silence after which an SSE keep-alive comment is sent (default 15); 0 disables it. */
+  sseKeepAliveSeconds?: number;
   /** Ship source maps and enable them at runtime; defaults to `GATEWAY_SOURCEMAPS=1`. */
   sourceMaps?: boolean;
   /** CloudFront's origin read timeout; above 60 s needs a CloudFront service quota increase. */
@@ -123,12 +125,15 @@ export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
 const MIN_UNRESERVED_CONCURRENCY = 100;
 
 export const DEFAULT_LOG_RETENTION_DAYS = 30;
+/** CloudFront cuts an origin silent for 60 s; a comment every 15 s keeps a thinking model's stream open. */
+export const DEFAULT_SSE_KEEPALIVE_SECONDS = 15;
 
 /** Reads the stack's `gateway:*` context values (strings from `-c`, numbers from cdk.json). */
 export function gatewayPropsFromContext(node: Node): GatewayStackProps {
   const days = node.tryGetContext('gateway:logRetentionDays');
   const removal = node.tryGetContext('gateway:removalPolicy');
   const padding = node.tryGetContext('gateway:streamPaddingBytes');
+  const keepAlive = node.tryGetContext('gateway:sseKeepAliveSeconds');
   const readTimeout = node.tryGetContext('gateway:originReadTimeoutSeconds');
   const alarmEmail = node.tryGetContext('gateway:alarmEmail');
   const reserved = node.tryGetContext('gateway:reservedConcurrency');
@@ -155,6 +160,7 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
     logRetentionDays: days === undefined ? DEFAULT_LOG_RETENTION_DAYS : Number(days),
     removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
     streamPaddingBytes: padding === undefined ? 0 : Number(padding),
+    ...(keepAlive !== undefined ? { sseKeepAliveSeconds: Number(keepAlive) } : {}),
     originReadTimeoutSeconds:
       readTimeout === undefined ? DEFAULT_ORIGIN_READ_TIMEOUT_SECONDS : Number(readTimeout),
     ...(alarmEmail ? { alarmEmail } : {}),
@@ -354,6 +360,11 @@ export class GatewayStack extends Stack {
     if (!Number.isInteger(streamPaddingBytes) || streamPaddingBytes < 0) {
       throw new Error(`streamPaddingBytes must be a non-negative integer, got ${streamPaddingBytes}`);
     }
+    const sseKeepAliveSeconds = props.sseKeepAliveSeconds ?? DEFAULT_SSE_KEEPALIVE_SECONDS;
+    // A keep-alive must come before CloudFront's origin read timeout cuts a silent stream.
+    if (!(sseKeepAliveSeconds >= 0 && sseKeepAliveSeconds < 60)) {
+      throw new Error(`sseKeepAliveSeconds must be 0 (off) or below 60, got ${sseKeepAliveSeconds}`);
+    }
 
     const logAnalytics = props.logAnalytics ?? true;
     // The analytics export reads new log entries from the table's stream.
@@ -423,6 +434,7 @@ export class GatewayStack extends Stack {
       BLOB_BUCKET: this.blobBucket.bucketName,
       GATEWAY_LOG_RETENTION_DAYS: String(retentionDays),
       GATEWAY_STREAM_PADDING_BYTES: String(streamPaddingBytes),
+      GATEWAY_SSE_KEEPALIVE_MS: String(Math.round(sseKeepAliveSeconds * 1000)),
       POWERTOOLS_SERVICE_NAME: 'gateway',
       GATEWAY_ORIGIN_SECRET_ARN: this.originSecret.secretArn,
       ...(props.allowPrivateHosts ? { GATEWAY_ALLOW_PRIVATE_HOSTS: 'true' } : {}),
