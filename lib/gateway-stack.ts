@@ -50,6 +50,7 @@ import { DEFAULT_ORIGIN_READ_TIMEOUT_SECONDS, GatewayDistribution } from './dist
 import { acknowledgeFunctionDefaults, acknowledgeWildcardResource } from './nag';
 import { GatewayObservability } from './observability';
 import { RealtimeApi } from './realtime';
+import { SecretCleanup } from './secret-cleanup';
 import { GatewayWebAcl } from './waf';
 
 /** CloudFront's control plane region: its certificates and WAF WebACLs must be created there. */
@@ -341,6 +342,8 @@ export class GatewayStack extends Stack {
   readonly accessLogBucket: s3.Bucket;
   /** Firehose, Glue and Athena over the log entries, unless `logAnalytics` is false. */
   readonly analytics?: LogAnalytics;
+  /** Deletes the runtime virtual-key secrets on stack deletion; only in a `destroy` stack. */
+  readonly secretCleanup?: SecretCleanup;
   /** The WebACL created by this stack (in us-east-1 or an environment-agnostic stack), if any. */
   readonly webAcl?: GatewayWebAcl;
   readonly adminKeySecret: secretsmanager.Secret;
@@ -569,6 +572,14 @@ export class GatewayStack extends Stack {
       new CfnOutput(this, 'AthenaWorkGroup', {
         value: this.analytics.workGroup.name,
         description: 'Athena workgroup with the named queries over every log entry (table log_entries)',
+      });
+    }
+    if (removalPolicy === RemovalPolicy.DESTROY) {
+      this.secretCleanup = new SecretCleanup(this, 'SecretCleanup', {
+        repoRoot: REPO_ROOT,
+        secretPrefix: virtualKeySecretPrefix(this.stackName),
+        bundling: lambdaBundling(sourceMaps),
+        logRetention,
       });
     }
     this.reserveConcurrency(props);
