@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { FUNCTION_GROUPS } from '../functions/operations';
 import { esbuildOptions } from '../lib/bundling';
-import { agent, BENCH_ADMIN_KEY, call, fmt, pct, sort, startBenchStack, throughput } from './support';
+import { agent, BENCH_ADMIN_KEY, call, cpuMs, fmt, pct, sort, startBenchStack, throughput } from './support';
 
 // `npm run bench`: gateway overhead against a zero-latency fake upstream on loopback, requests per second,
 // added time to first streamed chunk, bundle sizes and cold import times. Gateway, upstream and this
@@ -25,7 +25,7 @@ const streamBody = JSON.stringify({
 });
 
 async function main() {
-  const { upstreamPort, gatewayPort, proxyPort, stop } = await startBenchStack();
+  const { upstreamPort, gatewayPort, proxyPort, gatewayPid, stop } = await startBenchStack();
   const gwHeaders = {
     'x-gateway-api-key': BENCH_ADMIN_KEY,
     'x-gateway-custom-host': `http://127.0.0.1:${upstreamPort}/v1`,
@@ -45,11 +45,14 @@ async function main() {
     const d: number[] = [];
     const p: number[] = [];
     const g: number[] = [];
+    // Only the gateway calls run in the gateway's process, so its CPU time grows by theirs alone.
+    const cpuBefore = cpuMs(gatewayPid);
     for (let i = 0; i < PAIRS; i++) {
       d.push((await direct()).total);
       p.push((await viaProxy()).total);
       g.push((await viaGateway()).total);
     }
+    const cpuPerRequest = (cpuMs(gatewayPid) - cpuBefore) / PAIRS;
     const ds = sort(d);
     const ps = sort(p);
     const gs = sort(g);
@@ -65,6 +68,10 @@ async function main() {
     );
     console.log(
       `  beyond a bare hop   p50 ${fmt(pct(gs, 50) - pct(ps, 50))}   p99 ${fmt(pct(gs, 99) - pct(ps, 99))}`,
+    );
+
+    console.log(
+      `  gateway CPU         ${fmt(cpuPerRequest)} per request   (user + system of the gateway process; includes the embedded DynamoDB and the usage log write)`,
     );
 
     const rps = await throughput(RPS_REQUESTS, CONCURRENCY, viaGateway);

@@ -51,6 +51,7 @@ import { DEFAULT_ORIGIN_READ_TIMEOUT_SECONDS, GatewayDistribution } from './dist
 import { acknowledgeFunctionDefaults, acknowledgeWildcardResource } from './nag';
 import { GatewayObservability } from './observability';
 import { RealtimeApi } from './realtime';
+import { SecretCleanup } from './secret-cleanup';
 import { GatewayWebAcl } from './waf';
 
 /** CloudFront's control plane region: its certificates and WAF WebACLs must be created there. */
@@ -66,6 +67,8 @@ export interface GatewayStackProps extends StackProps {
   removalPolicy?: RemovalPolicy;
   /** Bytes of SSE comment padding on a stream's first write (DESIGN.md section 6); 0 disables it. */
   streamPaddingBytes?: number;
+  /** Seconds of stream silence after which an SSE keep-alive comment is sent (default 15); 0 disables it. */
+  sseKeepAliveSeconds?: number;
   /** Ship source maps and enable them at runtime; defaults to `GATEWAY_SOURCEMAPS=1`. */
   sourceMaps?: boolean;
   /** CloudFront's origin read timeout; above 60 s needs a CloudFront service quota increase. */
@@ -124,12 +127,15 @@ export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
 const MIN_UNRESERVED_CONCURRENCY = 100;
 
 export const DEFAULT_LOG_RETENTION_DAYS = 30;
+/** CloudFront cuts an origin silent for 60 s; a comment every 15 s keeps a thinking model's stream open. */
+export const DEFAULT_SSE_KEEPALIVE_SECONDS = 15;
 
 /** Reads the stack's `gateway:*` context values (strings from `-c`, numbers from cdk.json). */
 export function gatewayPropsFromContext(node: Node): GatewayStackProps {
   const days = node.tryGetContext('gateway:logRetentionDays');
   const removal = node.tryGetContext('gateway:removalPolicy');
   const padding = node.tryGetContext('gateway:streamPaddingBytes');
+  const keepAlive = node.tryGetContext('gateway:sseKeepAliveSeconds');
   const readTimeout = node.tryGetContext('gateway:originReadTimeoutSeconds');
   const alarmEmail = node.tryGetContext('gateway:alarmEmail');
   const reserved = node.tryGetContext('gateway:reservedConcurrency');
@@ -156,6 +162,7 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
     logRetentionDays: days === undefined ? DEFAULT_LOG_RETENTION_DAYS : Number(days),
     removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
     streamPaddingBytes: padding === undefined ? 0 : Number(padding),
+    ...(keepAlive !== undefined ? { sseKeepAliveSeconds: Number(keepAlive) } : {}),
     originReadTimeoutSeconds:
       readTimeout === undefined ? DEFAULT_ORIGIN_READ_TIMEOUT_SECONDS : Number(readTimeout),
     ...(alarmEmail ? { alarmEmail } : {}),
@@ -336,6 +343,8 @@ export class GatewayStack extends Stack {
   readonly accessLogBucket: s3.Bucket;
   /** Firehose, Glue and Athena over the log entries, unless `logAnalytics` is false. */
   readonly analytics?: LogAnalytics;
+  /** Deletes the runtime virtual-key secrets on stack deletion; only in a `destroy` stack. */
+  readonly secretCleanup?: SecretCleanup;
   /** The WebACL created by this stack (in us-east-1 or an environment-agnostic stack), if any. */
   readonly webAcl?: GatewayWebAcl;
   readonly adminKeySecret: secretsmanager.Secret;
@@ -356,6 +365,11 @@ export class GatewayStack extends Stack {
     const logRetention = validRetention(retentionDays);
     if (!Number.isInteger(streamPaddingBytes) || streamPaddingBytes < 0) {
       throw new Error(`streamPaddingBytes must be a non-negative integer, got ${streamPaddingBytes}`);
+    }
+    const sseKeepAliveSeconds = props.sseKeepAliveSeconds ?? DEFAULT_SSE_KEEPALIVE_SECONDS;
+    // A keep-alive must come before CloudFront's origin read timeout cuts a silent stream.
+    if (!(sseKeepAliveSeconds >= 0 && sseKeepAliveSeconds < 60)) {
+      throw new Error(`sseKeepAliveSeconds must be 0 (off) or below 60, got ${sseKeepAliveSeconds}`);
     }
 
     const logAnalytics = props.logAnalytics ?? true;
@@ -432,6 +446,7 @@ export class GatewayStack extends Stack {
       BLOB_BUCKET: this.blobBucket.bucketName,
       GATEWAY_LOG_RETENTION_DAYS: String(retentionDays),
       GATEWAY_STREAM_PADDING_BYTES: String(streamPaddingBytes),
+      GATEWAY_SSE_KEEPALIVE_MS: String(Math.round(sseKeepAliveSeconds * 1000)),
       POWERTOOLS_SERVICE_NAME: 'gateway',
       GATEWAY_ORIGIN_SECRET_ARN: this.originSecret.secretArn,
       ...(props.allowPrivateHosts ? { GATEWAY_ALLOW_PRIVATE_HOSTS: 'true' } : {}),
@@ -572,6 +587,14 @@ export class GatewayStack extends Stack {
       new CfnOutput(this, 'AthenaWorkGroup', {
         value: this.analytics.workGroup.name,
         description: 'Athena workgroup with the named queries over every log entry (table log_entries)',
+      });
+    }
+    if (removalPolicy === RemovalPolicy.DESTROY) {
+      this.secretCleanup = new SecretCleanup(this, 'SecretCleanup', {
+        repoRoot: REPO_ROOT,
+        secretPrefix: virtualKeySecretPrefix(this.stackName),
+        bundling: lambdaBundling(sourceMaps),
+        logRetention,
       });
     }
     this.reserveConcurrency(props);

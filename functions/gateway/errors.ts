@@ -41,8 +41,21 @@ export const notFound = (message: string) =>
 export const bodyTooLarge = (limit: number) =>
   new GatewayError(413, 'invalid_request_error', `Request body exceeds ${limit} bytes.`, 'body_too_large');
 
-export const upstreamTimeout = (ms: number) =>
-  new GatewayError(408, 'timeout_error', `The provider did not answer within ${ms} ms.`, 'upstream_timeout');
+/**
+ * The provider was silent for `ms`. A non-streamed call (`streamed: false`) is told to stream: a stream's
+ * timeout counts only the silence between chunks, and CloudFront cuts a non-streamed reply after 60 s anyway.
+ */
+export const upstreamTimeout = (ms: number, streamed?: boolean) =>
+  new GatewayError(
+    408,
+    'timeout_error',
+    streamed === false
+      ? `The provider did not answer within ${waited(ms)}. For long calls (reasoning models, long outputs), send \`stream: true\`: a stream only times out when the provider is silent that long, and the gateway keeps it alive in the meantime. The limit is set by \`request_timeout\` (ms) in \`x-gateway-config\` or by GATEWAY_UPSTREAM_TIMEOUT_MS.`
+      : `The provider did not answer within ${waited(ms)}.`,
+    'upstream_timeout',
+  );
+
+const waited = (ms: number) => (ms >= 1000 ? `${ms} ms (${Math.round(ms / 100) / 10} s)` : `${ms} ms`);
 
 export const upstreamUnreachable = (detail: string, status: 502 | 504 = 502) =>
   new GatewayError(

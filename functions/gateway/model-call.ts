@@ -1,7 +1,7 @@
 import type { Principal } from '../control/principal';
 import { BudgetLedger, BudgetReservation, type LimitHolder, periodOf } from './budget';
 import type { GatewayConfig } from './config';
-import { badRequest, GatewayError, providerError } from './errors';
+import { badRequest, GatewayError, providerError, upstreamTimeout } from './errors';
 import type { RequestState } from './http';
 import { buildPlan, type PlanNode, type PlanTarget, type RouteOverrides } from './plan';
 import { enforceModel, enforceTarget, policies, type RequestPolicy, userHolder } from './policy';
@@ -298,7 +298,9 @@ export async function exchange(
     timeoutMs: target.timeoutMs,
   }).catch((error: unknown) => {
     log.upstreamLatencyMs = performance.now() - sentAt;
-    throw error instanceof ClientGoneError ? clientGone() : error;
+    throw error instanceof ClientGoneError
+      ? clientGone()
+      : adviseStreaming(error, state, req, target.timeoutMs);
   });
 
   const contentType = String(upstream.headers['content-type'] ?? '');
@@ -312,7 +314,9 @@ export async function exchange(
     };
   }
   const text = await readAll(upstream.body, MAX_REPLY_BYTES).catch((error: unknown) => {
-    throw error instanceof ClientGoneError ? clientGone() : error;
+    throw error instanceof ClientGoneError
+      ? clientGone()
+      : adviseStreaming(error, state, req, target.timeoutMs);
   });
   log.upstreamLatencyMs = performance.now() - sentAt;
   if (upstream.status < 400) {
@@ -367,6 +371,24 @@ export function tryJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+// Operations whose callers can ask for a stream instead of waiting for a whole reply.
+const STREAMABLE = new Set([
+  'chat.completions',
+  'messages.create',
+  'responses.create',
+  'prompts.completions',
+]);
+
+/** A non-streamed call that could have streamed is told, on a timeout, how long it waited and to stream. */
+function adviseStreaming(error: unknown, state: RequestState, req: Exchange, timeoutMs: number): unknown {
+  const timedOut = error instanceof GatewayError && error.code === 'upstream_timeout';
+  // A stream asks for its provider's stream type (SSE, Bedrock's event stream); a whole reply for JSON.
+  const streamed = req.accept !== undefined && req.accept !== 'application/json';
+  return timedOut && !streamed && STREAMABLE.has(state.operation?.name ?? '')
+    ? upstreamTimeout(timeoutMs, false)
+    : error;
 }
 
 export function clientGone(): GatewayError {

@@ -1,6 +1,8 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logger } from './logger';
+import { priceOf } from './pricing';
+import { PRICES } from './pricing-data';
 import type { LogEntry } from './usage-log';
 
 // What CloudWatch sees of each request: one structured log line per logged request, and EMF metrics
@@ -38,6 +40,28 @@ export interface CompletedRequest {
   entry?: LogEntry;
 }
 
+/** The `model` dimension value of every model without a price: any other name a caller invents. */
+export const OTHER_MODEL = 'other';
+
+const DATED = /-(?:\d{4}-\d{2}-\d{2}|\d{8})$/;
+
+/** A name the price table holds as it is (built in, or from the deployment's pricing file). */
+function listed(provider: string, model: string): boolean {
+  const builtIn = Object.hasOwn(PRICES, provider) && Object.hasOwn(PRICES[provider]?.models ?? {}, model);
+  // priceOf also finds any dated snapshot of a listed model; only an undated name counts as listed here.
+  return builtIn || (!DATED.test(model) && priceOf(provider, model) !== undefined);
+}
+
+/**
+ * The model as a metric dimension: each custom metric costs money, so only models of the price table
+ * get their own; a dated snapshot counts under its listed base model and anything else under `other`.
+ */
+export function metricModel(provider: string, model: string): string {
+  if (listed(provider, model)) return model;
+  const base = model.replace(DATED, '');
+  return base !== model && listed(provider, base) ? base : OTHER_MODEL;
+}
+
 export class RequestTelemetry {
   constructor(
     private readonly metrics: Metrics,
@@ -58,7 +82,9 @@ export class RequestTelemetry {
     // Three dimension sets: the whole gateway (alarms), each operation, and each provider and model.
     m.addDimensions({});
     if (request.operation) m.addDimensions({ operation: request.operation });
-    if (entry?.provider && entry.model) m.addDimensions({ provider: entry.provider, model: entry.model });
+    if (entry?.provider && entry.model) {
+      m.addDimensions({ provider: entry.provider, model: metricModel(entry.provider, entry.model) });
+    }
 
     // Zeros are emitted too, so that the Average of an error metric is its rate.
     m.addMetric(METRIC.requests, MetricUnit.Count, 1);

@@ -8,6 +8,10 @@ import { telemetry } from '../gateway/request-telemetry';
 
 type Chain = (event: HttpEvent, context: GatewayContext) => Promise<HttpResult>;
 
+/** The SSE comment sent while a stream is silent; every SSE client ignores it. */
+export const SSE_KEEPALIVE = ': keep-alive\n\n';
+const DEFAULT_SSE_KEEPALIVE_MS = 15_000;
+
 // Lambda may hold back small first writes of a stream; an SSE comment of this many bytes on the first
 // write pushes the headers and first event out at once where that happens. Off by default.
 const PADDING_BYTES = Math.max(
@@ -69,9 +73,15 @@ export function streamingHandler(chain: Chain) {
         out.write(result.body);
       } else {
         if (PADDING_BYTES > 0) out.write(`:${' '.repeat(PADDING_BYTES)}\n\n`);
-        for await (const chunk of result.body) {
-          if (disconnected) break;
-          if (!out.write(chunk)) await drained(out);
+        const keepAlive = isEventStream(result.headers) ? sseKeepAlive(out) : undefined;
+        try {
+          for await (const chunk of result.body) {
+            if (disconnected) break;
+            keepAlive?.sent(chunk);
+            if (!out.write(chunk)) await drained(out);
+          }
+        } finally {
+          keepAlive?.stop();
         }
       }
       if (!disconnected) await endStream(out);
@@ -111,6 +121,49 @@ export function streamingHandler(chain: Chain) {
       logger.error('telemetry failed', { requestId: state.requestId, error: (error as Error).message });
     }
   });
+}
+
+function isEventStream(headers: Record<string, string>): boolean {
+  const type = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+  return type?.toLowerCase().startsWith('text/event-stream') ?? false;
+}
+
+/** Read per stream, so that a local server picks up a changed value without a restart. */
+function keepAliveMs(): number {
+  const raw = process.env.GATEWAY_SSE_KEEPALIVE_MS;
+  const ms = raw === undefined || raw === '' ? DEFAULT_SSE_KEEPALIVE_MS : Number(raw);
+  return Number.isFinite(ms) && ms > 0 ? ms : 0;
+}
+
+/**
+ * Writes an SSE comment when nothing has been sent for the keep-alive interval, so that CloudFront's
+ * origin read timeout does not cut a stream whose upstream is thinking. Only between events: a comment
+ * inside a half-sent event would corrupt it.
+ */
+function sseKeepAlive(out: Writable): { sent(chunk: string | Uint8Array): void; stop(): void } | undefined {
+  const ms = keepAliveMs();
+  if (ms === 0) return undefined;
+  let atBoundary = true;
+  let tail = '';
+  const timer = setInterval(() => {
+    if (atBoundary && !out.writableEnded && !out.destroyed && !out.writableNeedDrain)
+      out.write(SSE_KEEPALIVE);
+  }, ms);
+  timer.unref();
+  return {
+    sent(chunk) {
+      if (chunk.length === 0) return;
+      // Only the last four characters matter for the event boundary (LF LF or CR LF CR LF).
+      const text =
+        typeof chunk === 'string' ? chunk.slice(-4) : Buffer.from(chunk.subarray(-4)).toString('latin1');
+      tail = (tail + text).slice(-4);
+      atBoundary = tail.endsWith('\n\n') || tail.endsWith('\r\n\r\n') || tail.endsWith('\r\r');
+      timer.refresh();
+    },
+    stop() {
+      clearInterval(timer);
+    },
+  };
 }
 
 function drained(stream: Writable): Promise<void> {

@@ -163,6 +163,7 @@ describe('GatewayStack', () => {
         }
         expect(env.GATEWAY_LOG_RETENTION_DAYS).toBe('30');
         expect(env.GATEWAY_STREAM_PADDING_BYTES).toBe('0');
+        expect(env.GATEWAY_SSE_KEEPALIVE_MS).toBe('15000');
         expect(env.POWERTOOLS_SERVICE_NAME).toBe('gateway');
         expect(env).not.toHaveProperty('NODE_OPTIONS');
       }
@@ -170,7 +171,11 @@ describe('GatewayStack', () => {
 
     it('takes padding and retention from context, and enables source maps only when asked', () => {
       const { template: custom } = synth(
-        { 'gateway:streamPaddingBytes': '2048', 'gateway:logRetentionDays': '90' },
+        {
+          'gateway:streamPaddingBytes': '2048',
+          'gateway:logRetentionDays': '90',
+          'gateway:sseKeepAliveSeconds': '5',
+        },
         { sourceMaps: true },
       );
       // Every gateway function; the log export function serves no request and needs none of these.
@@ -181,6 +186,7 @@ describe('GatewayStack', () => {
       for (const fn of gatewayFunctions) {
         expect(fn.Properties.Environment.Variables).toMatchObject({
           GATEWAY_STREAM_PADDING_BYTES: '2048',
+          GATEWAY_SSE_KEEPALIVE_MS: '5000',
           GATEWAY_LOG_RETENTION_DAYS: '90',
           NODE_OPTIONS: '--enable-source-maps',
         });
@@ -192,6 +198,8 @@ describe('GatewayStack', () => {
       expect(() => synth({ 'gateway:removalPolicy': 'snapshot' })).toThrow(/removalPolicy/);
       expect(() => synth({ 'gateway:logRetentionDays': '31' })).toThrow(/logRetentionDays/);
       expect(() => synth({ 'gateway:streamPaddingBytes': '-1' })).toThrow(/streamPaddingBytes/);
+      expect(() => synth({ 'gateway:sseKeepAliveSeconds': '60' })).toThrow(/sseKeepAliveSeconds/);
+      expect(() => synth({ 'gateway:sseKeepAliveSeconds': 'often' })).toThrow(/sseKeepAliveSeconds/);
     });
   });
 

@@ -166,6 +166,26 @@ describe('errors: OpenAI-shaped, with the right status and origin, and logged', 
     );
     const log = await expectGatewayError(result, 408, 'upstream_timeout');
     expect(log.upstream_latency_ms).toBeGreaterThanOrEqual(150);
+    // A whole reply that took too long: say how long the gateway waited, and how to avoid the wait.
+    const message = String(result.body.error.message);
+    expect(message).toContain('within 200 ms');
+    expect(message).toContain('`stream: true`');
+    expect(message).toContain('request_timeout');
+    expect(message).toContain('GATEWAY_UPSTREAM_TIMEOUT_MS');
+    expect(log.error.message).toBe(message);
+  });
+
+  it('a streamed call that times out is not told to stream', async () => {
+    fake.use(async (req, res) => {
+      await sleep(1500);
+      if (!res.destroyed) sendJson(res, 200, { ok: true, model: req.body.model });
+    });
+    const result = await raw(
+      JSON.stringify({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'x' }] }),
+      { 'x-gateway-config': JSON.stringify({ custom_host: fake.url, request_timeout: 1200 }) },
+    );
+    await expectGatewayError(result, 408, 'upstream_timeout');
+    expect(result.body.error.message).toBe('The provider did not answer within 1200 ms (1.2 s).');
   });
 
   it('refuses link-local hosts such as the instance metadata service', async () => {

@@ -1,8 +1,15 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { EmfOutput } from '@aws-lambda-powertools/metrics/types';
-import { describe, expect, it, vi } from 'vitest';
-import { METRIC, METRICS_NAMESPACE, RequestTelemetry } from '../../functions/gateway/request-telemetry';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { applyPricingFile, clearPricingOverrides } from '../../functions/gateway/pricing';
+import {
+  METRIC,
+  METRICS_NAMESPACE,
+  metricModel,
+  OTHER_MODEL,
+  RequestTelemetry,
+} from '../../functions/gateway/request-telemetry';
 import type { LogEntry } from '../../functions/gateway/usage-log';
 
 /** Keeps each EMF record that would have been printed, instead of printing it. */
@@ -141,5 +148,49 @@ describe('RequestTelemetry', () => {
     for (const secret of ['private prompt', 'private answer', 'secret_project', 'alice@example.com']) {
       expect(text).not.toContain(secret);
     }
+  });
+
+  it('reports a model the price table does not hold under `other`, so callers cannot mint metrics', () => {
+    const { metrics, telemetry } = setup();
+    for (const model of ['gpt-4o-mini', 'made-up-model-123', 'constructor', '__proto__']) {
+      telemetry.complete({ ...base, operation: 'chat.completions', status: 200, entry: entry({ model }) });
+    }
+    expect(metrics.records.map((r) => r.model)).toEqual(['gpt-4o-mini', 'other', 'other', 'other']);
+  });
+});
+
+describe('metricModel', () => {
+  afterEach(() => clearPricingOverrides());
+
+  it('keeps listed models, counts dated snapshots under their base model and the rest under other', () => {
+    expect(metricModel('openai', 'gpt-4o')).toBe('gpt-4o');
+    expect(metricModel('openai', 'gpt-4o-2024-08-06')).toBe('gpt-4o');
+    expect(metricModel('openai', 'gpt-4o-20991231')).toBe('gpt-4o');
+    // A snapshot of a snapshot is not a listed name either: no date may reach the dimension.
+    expect(metricModel('openai', 'gpt-4o-2024-08-06-2024-08-06')).toBe(OTHER_MODEL);
+    expect(metricModel('anthropic', 'claude-sonnet-4-5')).toBe('claude-sonnet-4-5');
+    expect(metricModel('bedrock', 'anthropic.claude-sonnet-4-5-20250929-v1:0')).toBe(
+      'anthropic.claude-sonnet-4-5-20250929-v1:0',
+    );
+    expect(metricModel('bedrock', 'us.anthropic.claude-sonnet-4-5-20250929-v1:0')).toBe(
+      'us.anthropic.claude-sonnet-4-5-20250929-v1:0',
+    );
+    // A model listed for one provider is not listed for another; an unknown provider lists nothing.
+    expect(metricModel('anthropic', 'gpt-4o')).toBe(OTHER_MODEL);
+    expect(metricModel('no-such-provider', 'gpt-4o')).toBe(OTHER_MODEL);
+    expect(metricModel('openai', 'hasOwnProperty')).toBe(OTHER_MODEL);
+    expect(metricModel('openai', '')).toBe(OTHER_MODEL);
+  });
+
+  it("counts a model the deployment's pricing file adds as listed", () => {
+    expect(metricModel('openai', 'ft:gpt-4o-mini:acme::abc123')).toBe(OTHER_MODEL);
+    applyPricingFile({
+      'ft:gpt-4o-mini:acme::abc123': {
+        litellm_provider: 'openai',
+        input_cost_per_token: 0.0000003,
+        output_cost_per_token: 0.0000012,
+      },
+    });
+    expect(metricModel('openai', 'ft:gpt-4o-mini:acme::abc123')).toBe('ft:gpt-4o-mini:acme::abc123');
   });
 });

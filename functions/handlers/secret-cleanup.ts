@@ -1,0 +1,14 @@
+// The custom resource of lib/secret-cleanup.ts: on stack deletion, removes the stack's runtime secrets.
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import { logger } from '../gateway/logger';
+import { handleCleanupEvent, respond } from '../store/secret-cleanup';
+
+const client = new SecretsManagerClient({});
+
+export const handler = async (event: CloudFormationCustomResourceEvent): Promise<void> => {
+  const prefix = process.env.GATEWAY_SECRET_PREFIX ?? '';
+  const result = await handleCleanupEvent(event, client, prefix);
+  logger.info('secret cleanup', { requestType: event.RequestType, prefix, ...result });
+  await respond(event, result);
+};
