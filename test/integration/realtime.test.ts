@@ -193,15 +193,14 @@ describe('realtime relay', () => {
     expect(fake.sessions).toHaveLength(0);
   });
 
-  it('charges the virtual key per response, ends the session with 4001 once the budget is spent, then refuses 412', async () => {
-    await createKey('rt-budget', { budget_limit: 0.05 });
+  it('closes the session with 4001 when a response costs more than it reserved and spends the budget, then refuses 412', async () => {
+    // The fake reports 1,000 audio input tokens the client never sent: the actual cost passes the reservation.
+    await createKey('rt-budget', { budget_limit: 0.04 });
     const s = await open({ headers: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': '@rt-budget' } });
     await s.next('session.created');
-    s.send({ type: 'response.create' });
+    s.send({ type: 'response.create', response: { max_output_tokens: 300 } });
     await s.next('response.done');
-    expect(s.events.some((e) => e.type === 'error')).toBe(false);
 
-    s.send({ type: 'response.create' });
     const closed = await s.closed;
     expect(closed.code).toBe(4001);
     const error = s.events.at(-1);
@@ -209,7 +208,7 @@ describe('realtime relay', () => {
       type: 'error',
       error: { type: 'budget_exceeded', code: 'budget_exceeded' },
     });
-    expect(s.events.filter((e) => e.type === 'response.done')).toHaveLength(2);
+    expect(s.events.filter((e) => e.type === 'response.done')).toHaveLength(1);
     expect((await fake.sessions[0]?.closed)?.code).toBe(1000);
 
     const entry = await finalLog(s.requestId);
@@ -217,10 +216,10 @@ describe('realtime relay', () => {
       status: 412,
       virtual_key: 'rt-budget',
       error: { type: 'budget_exceeded', code: 'budget_exceeded' },
-      response: { responses: 2, close: { code: 4001, reason: 'budget_exceeded', initiator: 'gateway' } },
+      response: { responses: 1, close: { code: 4001, reason: 'budget_exceeded', initiator: 'gateway' } },
     });
-    expect(entry.cost).toBeCloseTo(2 * RESPONSE_COST, 10);
-    expect((await gw.api('GET', '/virtual-keys/rt-budget')).body.spent).toBeCloseTo(2 * RESPONSE_COST, 10);
+    expect(entry.cost).toBeCloseTo(RESPONSE_COST, 10);
+    expect((await gw.api('GET', '/virtual-keys/rt-budget')).body.spent).toBeCloseTo(RESPONSE_COST, 10);
 
     const refused = await refusal(
       open({ headers: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': '@rt-budget' } }),
