@@ -281,3 +281,95 @@ describe('realtime relay', () => {
     expect((await binary.closed).code).toBe(1003);
   });
 });
+
+describe('realtime budget reservations', () => {
+  // Each response reserves about 0.066 USD (up to 0.098 once an earlier one is done) and costs 0.0644:
+  // a budget of 0.17 takes exactly two, however the reservations and settlements interleave.
+  const LIMIT = 0.17;
+  const COST = (100 * 4 + 1_000 * 64) / 1e6;
+
+  beforeEach(() => {
+    fake.usage = {
+      input_tokens: 100,
+      output_tokens: 1_000,
+      input_token_details: { text_tokens: 100, audio_tokens: 0, cached_tokens: 0 },
+      output_token_details: { text_tokens: 0, audio_tokens: 1_000 },
+    };
+  });
+
+  /** Sends `n` response.create without waiting, then a session.update whose answer comes after all of them. */
+  async function flood(s: Awaited<ReturnType<typeof open>>, n: number) {
+    await s.next('session.created');
+    for (let i = 0; i < n; i++) s.send({ type: 'response.create', response: { max_output_tokens: 1_000 } });
+    s.send({ type: 'session.update', session: { instructions: 'Be brief.' } });
+    await s.next('session.updated');
+    return {
+      done: s.events.filter((e) => e.type === 'response.done'),
+      refused: s.events.filter((e) => e.type === 'error'),
+    };
+  }
+
+  it('a virtual key budget worth two responses serves two of six sent back to back; the others never reach the provider', async () => {
+    await createKey('rt-two', { budget_limit: LIMIT });
+    const s = await open({ headers: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': '@rt-two' } });
+    const { done, refused } = await flood(s, 6);
+    expect(done).toHaveLength(2);
+    expect(refused).toHaveLength(4);
+    for (const e of refused) {
+      expect(e.error).toMatchObject({
+        type: 'invalid_request_error',
+        code: 'budget_exceeded',
+        param: 'virtual_key',
+      });
+    }
+    expect(fake.sessions[0]?.received.filter((e) => e.type === 'response.create')).toHaveLength(2);
+    // A refusal leaves the session open.
+    expect(s.ws.readyState).toBe(s.ws.OPEN);
+
+    s.ws.close(1000);
+    const entry = await finalLog(s.requestId);
+    expect(entry).toMatchObject({ status: 200, response: { responses: 2 } });
+    expect(entry.cost).toBeCloseTo(2 * COST, 10);
+    const spent = (await gw.api('GET', '/virtual-keys/rt-two')).body.spent;
+    expect(spent).toBeCloseTo(entry.cost, 10);
+    expect(spent).toBeLessThanOrEqual(LIMIT);
+  });
+
+  it('a workspace budget holds the same way, settles each response to its actual cost, and keeps nothing reserved', async () => {
+    const slug = 'ws-rt-two';
+    expect((await gw.api('POST', '/workspaces', { name: slug, slug })).status).toBe(201);
+    const patched = await gw.api('PATCH', `/workspaces/${slug}`, { policy: { budget_limit: LIMIT } });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    const created = await gw.api('POST', '/api-keys', {
+      name: 'rt-key',
+      type: 'workspace',
+      workspace: slug,
+      scopes: ['completions.write'],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const s = await open({
+      headers: {
+        'x-gateway-api-key': created.body.key,
+        'x-gateway-provider': 'openai',
+        'x-gateway-custom-host': fake.url,
+        authorization: 'Bearer sk-upstream',
+      },
+    });
+    const { done, refused } = await flood(s, 5);
+    expect(done).toHaveLength(2);
+    expect(refused.map((e) => (e.error as { param: string }).param)).toEqual([
+      'workspace',
+      'workspace',
+      'workspace',
+    ]);
+    expect(fake.sessions[0]?.received.filter((e) => e.type === 'response.create')).toHaveLength(2);
+
+    s.ws.close(1000);
+    const entry = await finalLog(s.requestId);
+    expect(entry.cost).toBeCloseTo(2 * COST, 10);
+    const budget = (await gw.api('GET', `/workspaces/${slug}`)).body.budget;
+    expect(budget.spent).toBeCloseTo(entry.cost, 10);
+    expect(budget.spent).toBeLessThanOrEqual(LIMIT);
+    expect(budget.reserved).toBe(0);
+  });
+});
