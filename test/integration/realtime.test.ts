@@ -372,4 +372,55 @@ describe('realtime budget reservations', () => {
     expect(budget.spent).toBeLessThanOrEqual(LIMIT);
     expect(budget.reserved).toBe(0);
   });
+
+  it('refuses a response of a model without realtime prices under a budget, before the provider', async () => {
+    await createKey('rt-unpriced', { budget_limit: LIMIT });
+    const s = await open({
+      query: 'model=gpt-4o',
+      headers: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': '@rt-unpriced' },
+    });
+    await s.next('session.created');
+    s.send({ type: 'response.create' });
+    expect((await s.next('error')).error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'model_not_priced',
+      param: 'model',
+    });
+    expect(fake.sessions[0]?.received.filter((e) => e.type === 'response.create')).toHaveLength(0);
+    s.ws.close(1000);
+    await finalLog(s.requestId);
+  });
+
+  it('releases the reservation of a response still running when the session ends', async () => {
+    const slug = 'ws-rt-release';
+    expect((await gw.api('POST', '/workspaces', { name: slug, slug })).status).toBe(201);
+    expect((await gw.api('PATCH', `/workspaces/${slug}`, { policy: { budget_limit: LIMIT } })).status).toBe(
+      200,
+    );
+    const created = await gw.api('POST', '/api-keys', {
+      name: 'rt-release',
+      type: 'workspace',
+      workspace: slug,
+      scopes: ['completions.write'],
+    });
+    fake.holdResponses = true;
+    const s = await open({
+      headers: {
+        'x-gateway-api-key': created.body.key,
+        'x-gateway-provider': 'openai',
+        'x-gateway-custom-host': fake.url,
+        authorization: 'Bearer sk-upstream',
+      },
+    });
+    await s.next('session.created');
+    s.send({ type: 'response.create', response: { max_output_tokens: 1_000 } });
+    await s.next('response.created');
+    const during = (await gw.api('GET', `/workspaces/${slug}`)).body.budget;
+    expect(during.reserved).toBeGreaterThan(0);
+
+    s.ws.close(1000);
+    await finalLog(s.requestId);
+    const after = (await gw.api('GET', `/workspaces/${slug}`)).body.budget;
+    expect(after).toMatchObject({ spent: 0, reserved: 0 });
+  });
 });

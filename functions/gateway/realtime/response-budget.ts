@@ -72,11 +72,12 @@ export class ResponseBudgets {
     if (this.holders.length === 0) return undefined;
     const model = this.model();
     const price = priceOf(this.provider, model);
-    if (!price) {
+    // Without audio prices a spoken response's cost would be unknown, and so charged nothing.
+    if (!price?.audio) {
       return errorEvent(
         'invalid_request_error',
         'model_not_priced',
-        `The model "${model}" of provider "${this.provider}" has no price, and a budget applies to this session.`,
+        `The model "${model}" of provider "${this.provider}" has no realtime (text and audio) price, and a budget applies to this session.`,
         'model',
       );
     }
