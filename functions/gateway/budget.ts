@@ -153,20 +153,25 @@ export class BudgetReservation {
     await Promise.all(this.holds.map((t) => this.store.release(t.hold)));
   }
 
-  /** Releases each reservation and adds the actual cost, in one update per budget; alerts on crossings. */
-  async settle(usd: number): Promise<void> {
-    await Promise.all(
+  /**
+   * Releases each reservation and adds the actual cost, in one update per budget; alerts on crossings.
+   * Answers the first holder whose spend has reached its limit.
+   */
+  async settle(usd: number): Promise<LimitHolder | undefined> {
+    const spent = await Promise.all(
       this.holds.map(async ({ holder, hold }) => {
         const total = await this.store.settle(hold, usd);
         if (usd > 0) await alertOnCrossing(holder, hold.sk.slice(6), total, usd, this.store);
+        return total >= (holder.limits.budget_limit as number) ? holder : undefined;
       }),
     );
+    return spent.find((h) => h !== undefined);
   }
 }
 
 /**
- * Charges a cost that was not reserved (a realtime response, known only once it is done) to every budget
- * of the holders; returns the first holder whose spend has reached its limit.
+ * Charges a cost that was not reserved (a realtime response the provider started on its own, after voice
+ * activity) to every budget of the holders; returns the first holder whose spend has reached its limit.
  */
 export async function chargeUnreserved(
   holders: LimitHolder[],

@@ -71,7 +71,7 @@ export const modelNotPriced = (provider: string, model: string) =>
   );
 
 /** A virtual key's budget as a holder of the request's hierarchy (its rate limit is enforced when resolved). */
-function virtualKeyHolder(target: ResolvedTarget): LimitHolder | undefined {
+export function virtualKeyHolder(target: ResolvedTarget): LimitHolder | undefined {
   const vk = target.virtualKey;
   if (!vk || vk.state.budget_limit === null) return undefined;
   return {

@@ -640,11 +640,12 @@ describe('policies on realtime', () => {
 });
 
 describe('realtime sessions under a workspace budget', () => {
-  it('charges each response to the workspace, ends the session once spent, then refuses new ones', async () => {
+  it('settles each response on the workspace, ends the session once spent, then refuses new ones', async () => {
     const upstream = await startFakeRealtime();
     try {
-      // The fake's responses cost 0.0468 USD each (gpt-realtime): the second one spends the budget.
-      await createWorkspace('ws-rt-budget', { budget_limit: 0.05 });
+      // The fake's response costs 0.0468 USD (gpt-realtime), more than the 0.0215 it reserves for 300
+      // output tokens (its audio input was never sent): settled, it spends the budget.
+      await createWorkspace('ws-rt-budget', { budget_limit: 0.04 });
       const { key } = await createApiKey('ws-rt-budget');
       const headers = {
         'x-gateway-api-key': key,
@@ -654,16 +655,15 @@ describe('realtime sessions under a workspace budget', () => {
       };
       const s = await openRealtime(gw, upstream.url, { headers });
       await s.next('session.created');
-      s.send({ type: 'response.create' });
+      s.send({ type: 'response.create', response: { max_output_tokens: 300 } });
       await s.next('response.done');
-      s.send({ type: 'response.create' });
       const closed = await s.closed;
       expect(closed.code).toBe(4001);
       expect(s.events.at(-1)).toMatchObject({ type: 'error', error: { code: 'budget_exceeded' } });
       const spent = await settled(
         async () => (await gw.api('GET', '/workspaces/ws-rt-budget')).body.budget.spent,
       );
-      expect(spent).toBeCloseTo(2 * 0.0468, 10);
+      expect(spent).toBeCloseTo(0.0468, 10);
       const refused = await refusal(openRealtime(gw, upstream.url, { headers }));
       expect(refused.status).toBe(412);
       expect(refused.body.error).toMatchObject({ code: 'budget_exceeded', param: 'workspace' });

@@ -193,15 +193,14 @@ describe('realtime relay', () => {
     expect(fake.sessions).toHaveLength(0);
   });
 
-  it('charges the virtual key per response, ends the session with 4001 once the budget is spent, then refuses 412', async () => {
-    await createKey('rt-budget', { budget_limit: 0.05 });
+  it('closes the session with 4001 when a response costs more than it reserved and spends the budget, then refuses 412', async () => {
+    // The fake reports 1,000 audio input tokens the client never sent: the actual cost passes the reservation.
+    await createKey('rt-budget', { budget_limit: 0.04 });
     const s = await open({ headers: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': '@rt-budget' } });
     await s.next('session.created');
-    s.send({ type: 'response.create' });
+    s.send({ type: 'response.create', response: { max_output_tokens: 300 } });
     await s.next('response.done');
-    expect(s.events.some((e) => e.type === 'error')).toBe(false);
 
-    s.send({ type: 'response.create' });
     const closed = await s.closed;
     expect(closed.code).toBe(4001);
     const error = s.events.at(-1);
@@ -209,7 +208,7 @@ describe('realtime relay', () => {
       type: 'error',
       error: { type: 'budget_exceeded', code: 'budget_exceeded' },
     });
-    expect(s.events.filter((e) => e.type === 'response.done')).toHaveLength(2);
+    expect(s.events.filter((e) => e.type === 'response.done')).toHaveLength(1);
     expect((await fake.sessions[0]?.closed)?.code).toBe(1000);
 
     const entry = await finalLog(s.requestId);
@@ -217,10 +216,10 @@ describe('realtime relay', () => {
       status: 412,
       virtual_key: 'rt-budget',
       error: { type: 'budget_exceeded', code: 'budget_exceeded' },
-      response: { responses: 2, close: { code: 4001, reason: 'budget_exceeded', initiator: 'gateway' } },
+      response: { responses: 1, close: { code: 4001, reason: 'budget_exceeded', initiator: 'gateway' } },
     });
-    expect(entry.cost).toBeCloseTo(2 * RESPONSE_COST, 10);
-    expect((await gw.api('GET', '/virtual-keys/rt-budget')).body.spent).toBeCloseTo(2 * RESPONSE_COST, 10);
+    expect(entry.cost).toBeCloseTo(RESPONSE_COST, 10);
+    expect((await gw.api('GET', '/virtual-keys/rt-budget')).body.spent).toBeCloseTo(RESPONSE_COST, 10);
 
     const refused = await refusal(
       open({ headers: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': '@rt-budget' } }),
@@ -280,5 +279,148 @@ describe('realtime relay', () => {
     await binary.next('session.created');
     binary.ws.send(Buffer.from([1, 2, 3]), { binary: true });
     expect((await binary.closed).code).toBe(1003);
+  });
+});
+
+describe('realtime budget reservations', () => {
+  // Each response reserves about 0.066 USD (up to 0.098 once an earlier one is done) and costs 0.0644:
+  // a budget of 0.17 takes exactly two, however the reservations and settlements interleave.
+  const LIMIT = 0.17;
+  const COST = (100 * 4 + 1_000 * 64) / 1e6;
+
+  beforeEach(() => {
+    fake.usage = {
+      input_tokens: 100,
+      output_tokens: 1_000,
+      input_token_details: { text_tokens: 100, audio_tokens: 0, cached_tokens: 0 },
+      output_token_details: { text_tokens: 0, audio_tokens: 1_000 },
+    };
+  });
+
+  /** Sends `n` response.create without waiting, then a session.update whose answer comes after all of them. */
+  async function flood(s: Awaited<ReturnType<typeof open>>, n: number) {
+    await s.next('session.created');
+    for (let i = 0; i < n; i++) s.send({ type: 'response.create', response: { max_output_tokens: 1_000 } });
+    s.send({ type: 'session.update', session: { instructions: 'Be brief.' } });
+    await s.next('session.updated');
+    return {
+      done: s.events.filter((e) => e.type === 'response.done'),
+      refused: s.events.filter((e) => e.type === 'error'),
+    };
+  }
+
+  it('a virtual key budget worth two responses serves two of six sent back to back; the others never reach the provider', async () => {
+    await createKey('rt-two', { budget_limit: LIMIT });
+    const s = await open({ headers: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': '@rt-two' } });
+    const { done, refused } = await flood(s, 6);
+    expect(done).toHaveLength(2);
+    expect(refused).toHaveLength(4);
+    for (const e of refused) {
+      expect(e.error).toMatchObject({
+        type: 'invalid_request_error',
+        code: 'budget_exceeded',
+        param: 'virtual_key',
+      });
+    }
+    expect(fake.sessions[0]?.received.filter((e) => e.type === 'response.create')).toHaveLength(2);
+    // A refusal leaves the session open.
+    expect(s.ws.readyState).toBe(s.ws.OPEN);
+
+    s.ws.close(1000);
+    const entry = await finalLog(s.requestId);
+    expect(entry).toMatchObject({ status: 200, response: { responses: 2 } });
+    expect(entry.cost).toBeCloseTo(2 * COST, 10);
+    const spent = (await gw.api('GET', '/virtual-keys/rt-two')).body.spent;
+    expect(spent).toBeCloseTo(entry.cost, 10);
+    expect(spent).toBeLessThanOrEqual(LIMIT);
+  });
+
+  it('a workspace budget holds the same way, settles each response to its actual cost, and keeps nothing reserved', async () => {
+    const slug = 'ws-rt-two';
+    expect((await gw.api('POST', '/workspaces', { name: slug, slug })).status).toBe(201);
+    const patched = await gw.api('PATCH', `/workspaces/${slug}`, { policy: { budget_limit: LIMIT } });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    const created = await gw.api('POST', '/api-keys', {
+      name: 'rt-key',
+      type: 'workspace',
+      workspace: slug,
+      scopes: ['completions.write'],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const s = await open({
+      headers: {
+        'x-gateway-api-key': created.body.key,
+        'x-gateway-provider': 'openai',
+        'x-gateway-custom-host': fake.url,
+        authorization: 'Bearer sk-upstream',
+      },
+    });
+    const { done, refused } = await flood(s, 5);
+    expect(done).toHaveLength(2);
+    expect(refused.map((e) => (e.error as { param: string }).param)).toEqual([
+      'workspace',
+      'workspace',
+      'workspace',
+    ]);
+    expect(fake.sessions[0]?.received.filter((e) => e.type === 'response.create')).toHaveLength(2);
+
+    s.ws.close(1000);
+    const entry = await finalLog(s.requestId);
+    expect(entry.cost).toBeCloseTo(2 * COST, 10);
+    const budget = (await gw.api('GET', `/workspaces/${slug}`)).body.budget;
+    expect(budget.spent).toBeCloseTo(entry.cost, 10);
+    expect(budget.spent).toBeLessThanOrEqual(LIMIT);
+    expect(budget.reserved).toBe(0);
+  });
+
+  it('refuses a response of a model without realtime prices under a budget, before the provider', async () => {
+    await createKey('rt-unpriced', { budget_limit: LIMIT });
+    const s = await open({
+      query: 'model=gpt-4o',
+      headers: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': '@rt-unpriced' },
+    });
+    await s.next('session.created');
+    s.send({ type: 'response.create' });
+    expect((await s.next('error')).error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'model_not_priced',
+      param: 'model',
+    });
+    expect(fake.sessions[0]?.received.filter((e) => e.type === 'response.create')).toHaveLength(0);
+    s.ws.close(1000);
+    await finalLog(s.requestId);
+  });
+
+  it('releases the reservation of a response still running when the session ends', async () => {
+    const slug = 'ws-rt-release';
+    expect((await gw.api('POST', '/workspaces', { name: slug, slug })).status).toBe(201);
+    expect((await gw.api('PATCH', `/workspaces/${slug}`, { policy: { budget_limit: LIMIT } })).status).toBe(
+      200,
+    );
+    const created = await gw.api('POST', '/api-keys', {
+      name: 'rt-release',
+      type: 'workspace',
+      workspace: slug,
+      scopes: ['completions.write'],
+    });
+    fake.holdResponses = true;
+    const s = await open({
+      headers: {
+        'x-gateway-api-key': created.body.key,
+        'x-gateway-provider': 'openai',
+        'x-gateway-custom-host': fake.url,
+        authorization: 'Bearer sk-upstream',
+      },
+    });
+    await s.next('session.created');
+    s.send({ type: 'response.create', response: { max_output_tokens: 1_000 } });
+    await s.next('response.created');
+    const during = (await gw.api('GET', `/workspaces/${slug}`)).body.budget;
+    expect(during.reserved).toBeGreaterThan(0);
+
+    s.ws.close(1000);
+    await finalLog(s.requestId);
+    const after = (await gw.api('GET', `/workspaces/${slug}`)).body.budget;
+    expect(after).toMatchObject({ spent: 0, reserved: 0 });
   });
 });

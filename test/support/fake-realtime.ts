@@ -41,6 +41,8 @@ export interface FakeRealtime {
   words: string[];
   /** Refuse upgrades with this status and an OpenAI error body. */
   refuseWith?: number;
+  /** Start responses (`response.created`) without ever finishing them. */
+  holdResponses?: boolean;
   reset(): void;
   close(): Promise<void>;
 }
@@ -73,6 +75,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
       fake.usage = DEFAULT_USAGE;
       fake.words = ['Hello', ' there', '!'];
       fake.refuseWith = undefined;
+      fake.holdResponses = false;
     },
     close: () =>
       new Promise<void>((r) => {
@@ -114,6 +117,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
         case 'response.create': {
           const responseId = id('resp');
           send({ type: 'response.created', response: { id: responseId, status: 'in_progress' } });
+          if (fake.holdResponses) break;
           for (const w of fake.words) {
             send({
               type: 'response.output_text.delta',

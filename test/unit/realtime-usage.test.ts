@@ -5,6 +5,7 @@ import {
   emptyRealtimeUsage,
   readRealtimeUsage,
   realtimeCost,
+  realtimeMaxCost,
 } from '../../functions/gateway/realtime/usage';
 
 const done = {
@@ -73,5 +74,34 @@ describe('realtime usage', () => {
     const textOnly = readRealtimeUsage({ input_tokens: 1_000_000, output_tokens: 0 });
     if (!textOnly) throw new Error('no usage');
     expect(realtimeCost('openai', 'gpt-4o', textOnly)).toBe(2.5);
+  });
+});
+
+describe('realtimeMaxCost', () => {
+  const price = { input: 4, output: 16, audio: { input: 32, output: 64 } };
+
+  it('prices text and audio input at their own prices and every output token at the dearer output price', () => {
+    const usd = realtimeMaxCost(price, { textTokens: 1_000, audioTokens: 500, outputTokens: 100 });
+    expect(usd).toBeCloseTo((1_000 * 4 + 500 * 32 + 100 * 64) / 1e6, 12);
+  });
+
+  it('bounds every actual cost within the bound', () => {
+    const actual = readRealtimeUsage({
+      input_tokens: 1_500,
+      output_tokens: 100,
+      input_token_details: { text_tokens: 1_000, audio_tokens: 500 },
+      output_token_details: { text_tokens: 40, audio_tokens: 60 },
+    });
+    if (!actual) throw new Error('no usage');
+    const cost = realtimeCost('openai', 'gpt-realtime', actual) ?? Number.NaN;
+    expect(cost).toBeLessThanOrEqual(
+      realtimeMaxCost(price, { textTokens: 1_000, audioTokens: 500, outputTokens: 100 }),
+    );
+  });
+
+  it('prices audio at the text prices when the model has no audio prices', () => {
+    expect(
+      realtimeMaxCost({ input: 1, output: 2 }, { textTokens: 10, audioTokens: 10, outputTokens: 10 }),
+    ).toBeCloseTo((20 * 1 + 10 * 2) / 1e6, 12);
   });
 });

@@ -86,11 +86,11 @@ export function keyInQuery(query: Record<string, string | undefined>): string | 
 }
 
 /** An OpenAI realtime `error` event. */
-export function errorEvent(type: string, code: string, message: string): string {
+export function errorEvent(type: string, code: string, message: string, param: string | null = null): string {
   return JSON.stringify({
     type: 'error',
     event_id: `event_gw_${ulid()}`,
-    error: { type, code, message, param: null, event_id: null },
+    error: { type, code, message, param, event_id: null },
   });
 }
 

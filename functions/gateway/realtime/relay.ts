@@ -6,7 +6,7 @@ import type { ConnectionStore } from '../../store/connection-store';
 import type { LogStore } from '../../store/log-store';
 import { ChannelGoneError, type ClientMessage, type RealtimeChannel } from '../../store/realtime-channel';
 import { guardedFetch } from '../address-guard';
-import { type BudgetLedger, chargeUnreserved } from '../budget';
+import type { BudgetLedger } from '../budget';
 import { asGatewayError } from '../errors';
 import { logger } from '../logger';
 import { credentialMasker, type SecretMasker } from '../secret-mask';
@@ -14,6 +14,7 @@ import type { LogEntry } from '../usage-log';
 import type { UserUsage } from '../user-usage';
 import { ClientOrder } from './client-order';
 import { CLOSE_CODES, errorEvent, MAX_MESSAGE_BYTES, splitForClient } from './protocol';
+import { ResponseBudgets } from './response-budget';
 import { type RelayJob, type SessionClose, SessionLog } from './session';
 import type { RealtimeUpstream } from './upstream-endpoint';
 import type { UpstreamListeners } from './upstream-socket';
@@ -108,6 +109,7 @@ export class SessionRelay {
   private readonly log: SessionLog;
   private readonly guard?: RealtimeGuard;
   private readonly masker: SecretMasker;
+  private readonly budgets?: ResponseBudgets;
   private upstream?: WebSocket;
   private ending?: Ending;
   private readonly stop = new AbortController();
@@ -126,6 +128,8 @@ export class SessionRelay {
     this.log = new SessionLog(job.log, job.connectedAt);
     this.masker = credentialMasker(undefined, job.upstream.headers);
     this.guard = RealtimeGuard.create(job.guardrails, job.model, moderationFor(job));
+    if (job.budgets?.length)
+      this.budgets = new ResponseBudgets(job.budgets, job.provider, () => this.log.model, job.log.id);
   }
 
   async run(): Promise<void> {
@@ -234,9 +238,38 @@ export class SessionRelay {
       this.refuse(verdict.message);
       return;
     }
+    if (!(await this.budgeted(event, message.data))) return;
     this.upstream?.send(verdict?.kind === 'pass' && verdict.event ? verdict.event : message.data, {
       binary: false,
     });
+  }
+
+  /** Reserves a `response.create`'s budget before it is forwarded; false when refused (the client hears why). */
+  private async budgeted(event: Record<string, unknown> | undefined, raw: string): Promise<boolean> {
+    const budgets = this.budgets;
+    if (!budgets) return true;
+    if (event?.type !== 'response.create') {
+      budgets.observe(event, raw);
+      return true;
+    }
+    try {
+      const refusal = await budgets.reserve(event, raw);
+      if (refusal) this.deliver([refusal], 0);
+      return refusal === undefined;
+    } catch (error) {
+      this.warn('reserving the response budget failed', error);
+      this.deliver(
+        [
+          errorEvent(
+            'server_error',
+            'budget_unavailable',
+            'The budget could not be checked; the response was not started.',
+          ),
+        ],
+        0,
+      );
+      return false;
+    }
   }
 
   /** A `deny`: the provider stops the response it is giving, the client hears why. */
@@ -339,23 +372,29 @@ export class SessionRelay {
     }
   }
 
-  /** Adds a response's usage and cost, and charges the virtual key; ends the session once it is spent. */
+  /**
+   * Adds a response's usage and cost, settles its reservation (a cancelled or failed response with what
+   * it used), and charges a virtual key without a budget; ends the session once a budget is spent.
+   */
   private account(event: Record<string, unknown>): void {
     const usage = readRealtimeUsage((event.response as { usage?: unknown } | undefined)?.usage);
-    if (!usage) return;
-    this.log.responses++;
-    this.log.usage = addRealtimeUsage(this.log.usage, usage);
-    const cost = realtimeCost(this.job.provider, this.log.model, usage);
-    if (cost === null) this.costUnknown = true;
-    this.log.cost = this.costUnknown ? null : Math.round(((this.log.cost ?? 0) + (cost ?? 0)) * 1e12) / 1e12;
-    const budgets = this.job.budgets;
-    if (budgets && cost !== null && cost > 0) {
+    const cost = usage ? realtimeCost(this.job.provider, this.log.model, usage) : 0;
+    if (usage) {
+      this.log.responses++;
+      this.log.usage = addRealtimeUsage(this.log.usage, usage);
+      if (cost === null) this.costUnknown = true;
+      this.log.cost = this.costUnknown
+        ? null
+        : Math.round(((this.log.cost ?? 0) + (cost ?? 0)) * 1e12) / 1e12;
+    }
+    const budgets = this.budgets;
+    if (budgets) {
       this.charges = this.charges.then(async () => {
         try {
-          const spent = await chargeUnreserved(budgets, cost);
+          const spent = await budgets.settle(usage, cost);
           if (spent) this.end(budgetExhausted(spent.kind, spent.name, spent.limits.budget_limit ?? 0));
         } catch (error) {
-          this.warn('charging the session budgets failed', error);
+          this.warn('settling the session budgets failed', error);
         }
       });
     }
@@ -401,7 +440,11 @@ export class SessionRelay {
   private async finish(): Promise<void> {
     const ending = this.ending as Ending;
     const { endpoint, connectionId } = this.job;
-    await settleWithin(this.charges, 5_000);
+    // Reservations of responses that never finished are given back.
+    await settleWithin(
+      this.charges.then(() => this.budgets?.release()),
+      5_000,
+    );
     await settleWithin(this.outbound, 5_000);
     if (!this.clientGone) {
       if (ending.event) await settleWithin(this.post(ending.event), 5_000);

@@ -17,6 +17,7 @@ import { type RelayLauncher, relayLauncher } from '../../store/relay-launcher';
 import { BudgetReservation } from '../budget';
 import { asGatewayError, badRequest, forbidden, GatewayError, unauthorized } from '../errors';
 import { logger } from '../logger';
+import { virtualKeyHolder } from '../model-call';
 import { buildPlan, type PlanTarget } from '../plan';
 import { enforceModel, enforceTarget, policies, userHolder } from '../policy';
 import { Router } from '../router';
@@ -240,6 +241,9 @@ export class RealtimeSocketRoutes {
       const target = served.prepared;
       const upstream = realtimeUpstream({ ...target, providerName: target.provider.name }, model, headers);
       const vk = target.virtualKey;
+      // A virtual key's budget is reserved on per response with the others, as on HTTP.
+      const vkHolder = virtualKeyHolder(target);
+      if (vkHolder) budgets.push(vkHolder);
       const job: RelayJob = {
         connectionId,
         endpoint: managementEndpoint(event),
@@ -247,18 +251,19 @@ export class RealtimeSocketRoutes {
         provider: target.provider.name,
         model,
         upstream,
-        charge: vk
-          ? {
-              key: {
-                id: vk.record.id,
-                slug: vk.record.slug,
-                workspace: vk.record.workspace,
-                organisation_id: vk.record.organisation_id,
-              },
-              state: vk.state,
-              period: vk.period,
-            }
-          : null,
+        charge:
+          vk && !vkHolder
+            ? {
+                key: {
+                  id: vk.record.id,
+                  slug: vk.record.slug,
+                  workspace: vk.record.workspace,
+                  organisation_id: vk.record.organisation_id,
+                },
+                state: vk.state,
+                period: vk.period,
+              }
+            : null,
         log: entry,
         ...(guardrails ? { guardrails } : {}),
         ...(budgets.length > 0 ? { budgets } : {}),

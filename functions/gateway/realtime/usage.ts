@@ -1,4 +1,5 @@
 import { priceOf } from '../pricing';
+import type { ModelPrice } from '../pricing-data';
 import type { Usage } from '../usage-log';
 
 /** Token counts of realtime responses, as `response.done` reports them in `response.usage`, summed. */
@@ -126,5 +127,20 @@ export function realtimeCost(provider: string, model: string, usage: RealtimeUsa
       outD.audio_tokens * price.audio.output;
   }
   // Twelve decimals, as for every other cost, so sums stay free of float noise.
+  return Math.round((usd / 1_000_000) * 1e12) / 1e12;
+}
+
+/**
+ * The most a response can cost: its input bound at the text and audio input prices, and every output
+ * token at the dearer of the text and audio output prices.
+ */
+export function realtimeMaxCost(
+  price: ModelPrice,
+  bound: { textTokens: number; audioTokens: number; outputTokens: number },
+): number {
+  const usd =
+    bound.textTokens * price.input +
+    bound.audioTokens * (price.audio?.input ?? price.input) +
+    bound.outputTokens * Math.max(price.output, price.audio?.output ?? 0);
   return Math.round((usd / 1_000_000) * 1e12) / 1e12;
 }
