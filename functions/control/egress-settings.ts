@@ -1,5 +1,6 @@
 import { egressEnvironment } from '../gateway/address-guard';
 import { badRequest } from '../gateway/errors';
+import { TtlCache } from '../gateway/ttl-cache';
 import { ControlStore, type EgressSettingsRecord } from '../store/control-store';
 import { asObject } from './api-keys';
 import type { Principal } from './principal';
@@ -70,14 +71,12 @@ export function hostMatches(url: URL, pattern: string): boolean {
   return name === host;
 }
 
-interface CacheEntry {
-  settings: EgressSettings;
-  expires: number;
-}
-
 /** The settings, admin reads and writes, and the data plane's cached check of a custom host. */
 export class EgressSettingsService {
-  private readonly cache = new Map<string, CacheEntry>();
+  // Cached briefly per container, like saved configs.
+  private readonly cache = new TtlCache<EgressSettings>(
+    Number(process.env.GATEWAY_CONFIG_CACHE_TTL_MS ?? 10_000),
+  );
 
   constructor(private readonly store = new ControlStore()) {}
 
@@ -100,16 +99,10 @@ export class EgressSettingsService {
 
   /** The settings for the data plane, cached briefly per container like saved configs. */
   async settingsOf(organisationId: string): Promise<EgressSettings> {
-    const now = Date.now();
-    const hit = this.cache.get(organisationId);
-    if (hit && hit.expires > now) return hit.settings;
-    const settings = (await this.store.getEgressSettings(organisationId)) ?? defaultEgress();
-    if (this.cache.size >= 10_000) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(organisationId, {
-      settings,
-      expires: now + Number(process.env.GATEWAY_CONFIG_CACHE_TTL_MS ?? 10_000),
-    });
-    return settings;
+    return this.cache.getOrLoad(
+      organisationId,
+      async () => (await this.store.getEgressSettings(organisationId)) ?? defaultEgress(),
+    );
   }
 
   /** Throws a 400 naming `param` when the organisation does not let requests name this host. */

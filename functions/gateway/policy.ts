@@ -9,6 +9,7 @@ import { badRequest, GatewayError } from './errors';
 import type { RequestState } from './http';
 import type { ModelPrice } from './pricing-data';
 import { savedConfigs } from './saved-configs';
+import { TtlCache } from './ttl-cache';
 
 // Policies: rules a workspace and an API key set for every model request, which callers cannot skip.
 // They apply in the order workspace, API key, request config; each can only add checks and limits.
@@ -236,11 +237,6 @@ export const apiKeyHolderKey = (keyId: string) => `AK#${keyId}`;
 export const userHolderKey = (organisationId: string, workspace: string, user: string) =>
   `US#${organisationId}#${workspace}#${user.length <= 128 ? user : createHash('sha256').update(user).digest('hex')}`;
 
-interface Cached<T> {
-  value: T;
-  expires: number;
-}
-
 /** What a request must follow, from its workspace's and its API key's policies. */
 export interface RequestPolicy {
   workspace: WorkspaceRecord | undefined;
@@ -264,7 +260,9 @@ const EMPTY_GUARDRAILS = { input_guardrails: [], output_guardrails: [] };
  * (`GATEWAY_POLICY_CACHE_TTL_MS`, 10 s) and dropped at once in the container that changes them.
  */
 export class PolicyResolver {
-  private readonly cache = new Map<string, Cached<WorkspaceRecord | ApiKeyRecord | undefined>>();
+  private readonly cache = new TtlCache<WorkspaceRecord | ApiKeyRecord | undefined>(
+    Number(process.env.GATEWAY_POLICY_CACHE_TTL_MS ?? 10_000),
+  );
   private readonly perRequest = new WeakMap<RequestState, Promise<RequestPolicy>>();
 
   constructor(private readonly store = new ControlStore()) {}
@@ -281,13 +279,7 @@ export class PolicyResolver {
     key: string,
     load: () => Promise<T | undefined>,
   ): Promise<T | undefined> {
-    const now = Date.now();
-    const hit = this.cache.get(key);
-    if (hit && hit.expires > now) return hit.value as T | undefined;
-    const value = await load();
-    if (this.cache.size >= 10_000) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(key, { value, expires: now + Number(process.env.GATEWAY_POLICY_CACHE_TTL_MS ?? 10_000) });
-    return value;
+    return (await this.cache.getOrLoad(key, load)) as T | undefined;
   }
 
   /** The request's policies, read once per request. */

@@ -1,5 +1,6 @@
 import { ControlStore } from '../store/control-store';
 import { type GatewayConfig, parseConfig } from './config';
+import { TtlCache } from './ttl-cache';
 
 // Configs an organisation admin saved: their custom hosts are the operator's own choice.
 const savedByAdmin = new WeakSet<GatewayConfig>();
@@ -9,17 +10,15 @@ export function isSavedByAdmin(config: GatewayConfig): boolean {
   return savedByAdmin.has(config);
 }
 
-interface CacheEntry {
-  config: GatewayConfig | undefined;
-  expires: number;
-}
-
 /**
  * Saved configs for the data plane, cached per container for a bounded time
  * (`GATEWAY_CONFIG_CACHE_TTL_MS`, 10 s) and dropped at once in the container that changes them.
  */
 export class SavedConfigs {
-  private readonly cache = new Map<string, CacheEntry>();
+  private readonly cache = new TtlCache<GatewayConfig | undefined>(
+    Number(process.env.GATEWAY_CONFIG_CACHE_TTL_MS ?? 10_000),
+    1_000,
+  );
 
   constructor(private readonly store = new ControlStore()) {}
 
@@ -28,22 +27,18 @@ export class SavedConfigs {
   }
 
   async get(organisationId: string, workspace: string, id: string): Promise<GatewayConfig | undefined> {
-    const key = `${organisationId}/${workspace}/${id}`;
-    const now = Date.now();
-    const hit = this.cache.get(key);
-    if (hit && hit.expires > now) return hit.config;
-    const record = await this.store.getConfig(organisationId, workspace, id);
-    // Validated when saved; parsed again so that a config saved by an older version is checked anew.
-    const config = record ? parseConfig(JSON.parse(record.config_json)) : undefined;
-    if (config) {
-      if (record?.created_by_admin) savedByAdmin.add(config);
-      if (this.cache.size >= 1_000) this.cache.delete(this.cache.keys().next().value as string);
-      this.cache.set(key, {
-        config,
-        expires: now + Number(process.env.GATEWAY_CONFIG_CACHE_TTL_MS ?? 10_000),
-      });
-    }
-    return config;
+    // An unknown id is not cached: a config saved a moment later is found at once.
+    return this.cache.getOrLoad(
+      `${organisationId}/${workspace}/${id}`,
+      async () => {
+        const record = await this.store.getConfig(organisationId, workspace, id);
+        // Validated when saved; parsed again so that a config saved by an older version is checked anew.
+        const config = record ? parseConfig(JSON.parse(record.config_json)) : undefined;
+        if (config && record?.created_by_admin) savedByAdmin.add(config);
+        return config;
+      },
+      (config) => config !== undefined,
+    );
   }
 }
 
