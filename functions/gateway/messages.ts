@@ -10,6 +10,7 @@ import {
 } from '../providers/anthropic/messages-ingress';
 import { isObject, type Json } from '../providers/shared/openai-shapes';
 import { type NativeRoute, runChatCompletion } from './chat-completions';
+import { reframeChatStream } from './chat-reframe';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
 import { badRequest, type GatewayError } from './errors';
 import type { HttpBody, HttpEvent, HttpResult, RequestState } from './http';
@@ -281,41 +282,19 @@ const STREAM_ERROR_STATUS: Record<string, number> = {
   overloaded_error: 529,
 };
 
-/**
- * The chat pipeline's stream (OpenAI chunks, `[DONE]`, `error` events) as Anthropic's events. Each
- * batch the pipeline writes is translated and written at once.
- */
-export async function* anthropicStreamOf(chat: HttpBody, model: string): AsyncGenerator<string> {
-  const parser = new SseParser();
+/** The chat pipeline's stream as Anthropic's events. */
+export function anthropicStreamOf(chat: HttpBody, model: string): AsyncGenerator<string> {
   const writer = new AnthropicEventWriter(model);
-  let ended = false;
-  const translate = (events: ReturnType<SseParser['push']>): string => {
-    let out = '';
-    for (const ev of events) {
-      if (ev.data === undefined || ended) continue;
-      if (ev.event === 'error') {
-        const e = (tryJson(ev.data) as { error?: { type?: unknown; message?: unknown } } | undefined)?.error;
-        const status = (typeof e?.type === 'string' && STREAM_ERROR_STATUS[e.type]) || 500;
-        out += anthropicErrorEvent(status, typeof e?.message === 'string' ? e.message : 'The stream failed.');
-        ended = true;
-      } else if (ev.data.trim() === '[DONE]') {
-        out += writer.finish();
-        ended = true;
-      } else {
-        const c = tryJson(ev.data);
-        if (isObject(c)) out += writer.chunk(c);
-      }
-    }
-    return out;
-  };
-  for await (const piece of typeof chat === 'string' ? [chat] : chat) {
-    const out = translate(parser.push(piece));
-    if (out) yield out;
-  }
-  const rest = parser.flush();
-  const out = rest ? translate([rest]) : '';
-  if (out) yield out;
-  if (!ended) yield anthropicErrorEvent(502, 'The stream ended before it was complete.');
+  return reframeChatStream(chat, {
+    chunk: (c) => writer.chunk(c),
+    end: () => writer.finish(),
+    error: (e) =>
+      anthropicErrorEvent(
+        (typeof e?.type === 'string' && STREAM_ERROR_STATUS[e.type]) || 500,
+        typeof e?.message === 'string' ? e.message : 'The stream failed.',
+      ),
+    truncated: () => anthropicErrorEvent(502, 'The stream ended before it was complete.'),
+  });
 }
 
 /** POST /v1/messages/count_tokens: Anthropic counts natively; elsewhere a documented estimate. */

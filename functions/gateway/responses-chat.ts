@@ -2,10 +2,10 @@ import { type RequestGuard, responsesOutputSlots } from '../guardrails/request-g
 import { chatToResponse, ResponsesEventWriter, responsesToChat } from '../providers/shared/responses-chat';
 import type { ChatContext, ChatTranslation, Json } from '../providers/types';
 import { buildCall, translateStream } from './chat-completions';
+import { reframeChatStream } from './chat-reframe';
 import type { HttpBody, HttpResult, RequestState } from './http';
-import { type CallSuccess, exchange, recordUsage, tryJson } from './model-call';
+import { type CallSuccess, exchange, recordUsage } from './model-call';
 import { readUsage } from './pricing';
-import { SseParser } from './sse';
 import type { ResolvedTarget } from './target';
 import type { UsageLogDraft } from './usage-log';
 
@@ -96,38 +96,17 @@ export async function responsesChatReply(
   };
 }
 
-/** The chat pipeline's stream (chunks, `[DONE]`, `error` events) as the Responses events. */
-export async function* responsesEventsOf(chat: HttpBody, request: Json): AsyncGenerator<string> {
-  const parser = new SseParser();
+/** The chat pipeline's stream as the Responses events. */
+export function responsesEventsOf(chat: HttpBody, request: Json): AsyncGenerator<string> {
   const writer = new ResponsesEventWriter(request);
-  let ended = false;
-  const translate = (events: ReturnType<SseParser['push']>): string => {
-    let out = '';
-    for (const ev of events) {
-      if (ev.data === undefined || ended) continue;
-      if (ev.event === 'error') {
-        const e = (tryJson(ev.data) as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
-        out += writer.error(
-          typeof e?.code === 'string' ? e.code : null,
-          typeof e?.message === 'string' ? e.message : 'The stream failed.',
-        );
-        ended = true;
-      } else if (ev.data.trim() === '[DONE]') {
-        out += writer.end();
-        ended = true;
-      } else {
-        const c = tryJson(ev.data);
-        if (c && typeof c === 'object' && !Array.isArray(c)) out += writer.chunk(c as Json);
-      }
-    }
-    return out;
-  };
-  for await (const piece of typeof chat === 'string' ? [chat] : chat) {
-    const out = translate(parser.push(piece));
-    if (out) yield out;
-  }
-  const rest = parser.flush();
-  const out = rest ? translate([rest]) : '';
-  if (out) yield out;
-  if (!ended) yield writer.error('stream_truncated', 'The stream ended before it was complete.');
+  return reframeChatStream(chat, {
+    chunk: (c) => writer.chunk(c),
+    end: () => writer.end(),
+    error: (e) =>
+      writer.error(
+        typeof e?.code === 'string' ? e.code : null,
+        typeof e?.message === 'string' ? e.message : 'The stream failed.',
+      ),
+    truncated: () => writer.error('stream_truncated', 'The stream ended before it was complete.'),
+  });
 }
