@@ -366,26 +366,13 @@ export class JwtTokenVerifier {
       ]);
       if (!organisation) throw new JwtVerificationError('not_configured');
       if (!workspace) throw new JwtVerificationError('unknown_workspace');
-      const principal: Principal = {
-        type: 'jwt',
-        organisationId,
-        workspace: claims.workspace,
-        isOrganisationAdmin: false,
-        scopes: claims.scopes,
-        ...(claims.subject !== undefined ? { subject: claims.subject } : {}),
-      };
-      if (this.tokens.size >= this.options.tokenCacheMax) {
-        this.tokens.delete(this.tokens.keys().next().value as string);
-      }
-      this.tokens.set(hash, {
-        principal,
+      return this.remember(hash, organisationId, claims, {
         exp: claims.exp,
         kid,
         n: String(jwk.n),
         settingsAt: keySet.record.updated_at,
         sso: false,
       });
-      return principal;
     } catch (error) {
       // Unresolved (null) here is settled by the caller with `existingOrganisation`, once.
       if (error instanceof JwtVerificationError) error.organisationId = knownOrganisation;
@@ -415,6 +402,22 @@ export class JwtTokenVerifier {
     if (!(await this.store.getWorkspace(organisationId, claims.workspace))) {
       throw new JwtVerificationError('unknown_workspace');
     }
+    return this.remember(hash, organisationId, claims, {
+      exp,
+      kid,
+      n: String(jwk.n),
+      settingsAt: sso.keySet.record.updated_at,
+      sso: true,
+    });
+  }
+
+  /** The principal a verified token stands for, cached until the token expires. */
+  private remember(
+    hash: string,
+    organisationId: string,
+    claims: { workspace: string; scopes: Principal['scopes']; subject?: string },
+    entry: Omit<CachedToken, 'principal'>,
+  ): Principal {
     const principal: Principal = {
       type: 'jwt',
       organisationId,
@@ -426,14 +429,7 @@ export class JwtTokenVerifier {
     if (this.tokens.size >= this.options.tokenCacheMax) {
       this.tokens.delete(this.tokens.keys().next().value as string);
     }
-    this.tokens.set(hash, {
-      principal,
-      exp,
-      kid,
-      n: String(jwk.n),
-      settingsAt: sso.keySet.record.updated_at,
-      sso: true,
-    });
+    this.tokens.set(hash, { principal, ...entry });
     return principal;
   }
 
