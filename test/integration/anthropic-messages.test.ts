@@ -4,27 +4,11 @@ import type {
   RawMessageStreamEvent,
 } from '@anthropic-ai/sdk/resources/messages';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  anthropicDefault,
-  message,
-  openSse,
-  plan,
-  sse,
-  startFakeAnthropic,
-  streamEvents,
-} from '../support/fake-anthropic';
-import { startFakeBedrock } from '../support/fake-bedrock';
-import { startFakeGoogle } from '../support/fake-google';
-import {
-  chunk,
-  completion,
-  type FakeOpenAI,
-  sendJson,
-  sseData,
-  startFakeOpenAI,
-} from '../support/fake-openai';
+import { anthropicDefault, message, openSse, plan, sse, streamEvents } from '../support/fake-anthropic';
+import { chunk, completion, type FakeOpenAI, sendJson, sseData } from '../support/fake-openai';
 import { type FakeUpstream, sendJson as sendUpstreamJson } from '../support/fake-upstream';
-import { ADMIN_KEY, startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { ADMIN_KEY, type TestGateway, waitForLog } from '../support/gateway';
+import { AWS_KEYS, type ProviderFakes, startProviderFakes } from '../support/provider-fakes';
 
 // Anthropic's Messages API through the real server, driven by the official `@anthropic-ai/sdk` client
 // as Claude Code drives it, against fakes that speak each provider's own wire format.
@@ -35,24 +19,19 @@ let bedrock: FakeUpstream;
 let google: FakeUpstream;
 let openai: FakeOpenAI;
 
+let fakes: ProviderFakes;
+
 beforeAll(async () => {
-  [anthropic, bedrock, google, openai] = await Promise.all([
-    startFakeAnthropic(),
-    startFakeBedrock(),
-    startFakeGoogle(),
-    startFakeOpenAI(),
-  ]);
-  gw = await startTestGateway();
+  fakes = await startProviderFakes();
+  ({ gw, anthropic, bedrock, google, openai } = fakes);
 });
 afterAll(async () => {
-  await gw?.stop();
-  await Promise.all([anthropic?.close(), bedrock?.close(), google?.close(), openai?.close()]);
+  await fakes?.stop();
 });
 beforeEach(() => {
-  for (const f of [anthropic, bedrock, google, openai]) f.reset();
+  fakes.reset();
 });
 
-const AWS_KEYS = JSON.stringify({ access_key_id: 'AKIDEXAMPLE', secret_access_key: 'wJalrXUtnFEMI/K7MDENG' });
 const root = () => gw.url.replace(/\/v1$/, '');
 
 /** A client as Claude Code configures it: ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_CUSTOM_HEADERS. */

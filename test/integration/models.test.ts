@@ -5,6 +5,7 @@ import { startFakeGoogle } from '../support/fake-google';
 import { type FakeUpstream, type Handler, sendJson, startFakeUpstream } from '../support/fake-upstream';
 import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
 import { schemaErrors } from '../support/openai-schema';
+import { AWS_KEYS } from '../support/provider-fakes';
 
 // `GET /v1/models` and `GET /v1/models/{model}` through the `openai` client on providers whose listings
 // are not OpenAI's, against fakes that answer in each provider's own shape.
@@ -86,8 +87,6 @@ afterAll(async () => {
   await gw?.stop();
   await Promise.all([anthropic?.close(), bedrock?.close(), google?.close(), azure?.close()]);
 });
-
-const AWS_KEYS = JSON.stringify({ access_key_id: 'AKIDEXAMPLE', secret_access_key: 'wJalrXUtnFEMI/K7MDENG' });
 
 const cases = [
   {

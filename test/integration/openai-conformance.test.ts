@@ -8,6 +8,7 @@ import { type FakeApi, responseEvents, startFakeApi } from '../support/fake-open
 import { type FakeUpstream, sendJson } from '../support/fake-upstream';
 import { ADMIN_KEY, startTestGateway, type TestGateway } from '../support/gateway';
 import { schemaErrors } from '../support/openai-schema';
+import { AWS_KEYS } from '../support/provider-fakes';
 
 // The bodies the gateway writes itself (translated replies and chunks, its errors, its stream events),
 // checked against OpenAI's published OpenAPI schemas, and the smaller OpenAI conformance points.
@@ -35,8 +36,6 @@ beforeEach(() => {
   for (const f of [anthropic, bedrock, google]) f.reset();
   api.reset();
 });
-
-const AWS_KEYS = JSON.stringify({ access_key_id: 'AKIDEXAMPLE', secret_access_key: 'wJalrXUtnFEMI/K7MDENG' });
 
 const routes: Array<{ provider: string; model: string; headers: () => Record<string, string> }> = [
   {

@@ -1,18 +1,13 @@
 import { APIError } from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { anthropicError, startFakeAnthropic } from '../support/fake-anthropic';
-import {
-  awsEvent,
-  awsException,
-  bedrockError,
-  openEventStream,
-  startFakeBedrock,
-} from '../support/fake-bedrock';
-import { geminiError, startFakeGoogle } from '../support/fake-google';
-import { completion, type FakeOpenAI, startFakeOpenAI } from '../support/fake-openai';
+import { anthropicError } from '../support/fake-anthropic';
+import { awsEvent, awsException, bedrockError, openEventStream } from '../support/fake-bedrock';
+import { geminiError } from '../support/fake-google';
+import { completion, type FakeOpenAI } from '../support/fake-openai';
 import type { FakeUpstream } from '../support/fake-upstream';
-import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { type TestGateway, waitForLog } from '../support/gateway';
+import { AWS_KEYS, type ProviderFakes, startProviderFakes } from '../support/provider-fakes';
 
 // The same OpenAI-shaped requests, through the real server and the `openai` client, against fakes that
 // speak each provider's own wire format.
@@ -23,24 +18,18 @@ let bedrock: FakeUpstream;
 let google: FakeUpstream;
 let openai: FakeOpenAI;
 
+let fakes: ProviderFakes;
+
 beforeAll(async () => {
-  [anthropic, bedrock, google, openai] = await Promise.all([
-    startFakeAnthropic(),
-    startFakeBedrock(),
-    startFakeGoogle(),
-    startFakeOpenAI(),
-  ]);
-  gw = await startTestGateway();
+  fakes = await startProviderFakes();
+  ({ gw, anthropic, bedrock, google, openai } = fakes);
 });
 afterAll(async () => {
-  await gw?.stop();
-  await Promise.all([anthropic?.close(), bedrock?.close(), google?.close(), openai?.close()]);
+  await fakes?.stop();
 });
 beforeEach(() => {
-  for (const f of [anthropic, bedrock, google, openai]) f.reset();
+  fakes.reset();
 });
-
-const AWS_KEYS = JSON.stringify({ access_key_id: 'AKIDEXAMPLE', secret_access_key: 'wJalrXUtnFEMI/K7MDENG' });
 
 interface Case {
   provider: string;
