@@ -204,3 +204,24 @@ export function formatDate(iso: string | null | undefined): string {
     ? iso
     : d.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short' });
 }
+
+/** A destructive button in a table row: it asks through `confirm` (from `useConfirm`) before `action` runs. */
+export function DangerButton({
+  confirm,
+  message,
+  confirmLabel,
+  action,
+  children,
+}: {
+  confirm: (message: string, confirmLabel: string, action: () => Promise<unknown>) => void;
+  message: string;
+  confirmLabel: string;
+  action: () => Promise<unknown>;
+  children: ComponentChildren;
+}) {
+  return (
+    <button type="button" class="danger small" onClick={() => confirm(message, confirmLabel, action)}>
+      {children}
+    </button>
+  );
+}

@@ -3,6 +3,7 @@ import type { GatewayApi, ListReply } from '../api';
 import {
   Alert,
   CopyButton,
+  DangerButton,
   Empty,
   FieldError,
   FormError,
@@ -167,22 +168,17 @@ export function ApiKeysPage({ api, workspace }: { api: GatewayApi; workspace: st
                   <td class="nowrap">{formatDate(k.created_at)}</td>
                   {showLastUsed && <td class="nowrap">{formatDate(k.last_used_at)}</td>}
                   <td>
-                    <button
-                      type="button"
-                      class="danger small"
-                      onClick={() =>
-                        confirm(
-                          `Revoke "${k.name}" (…${k.last_four})? Applications using it stop working.`,
-                          'Revoke key',
-                          async () => {
-                            await api.send('DELETE', `/api-keys/${encodeURIComponent(k.id)}`);
-                            list.reload();
-                          },
-                        )
-                      }
+                    <DangerButton
+                      confirm={confirm}
+                      message={`Revoke "${k.name}" (…${k.last_four})? Applications using it stop working.`}
+                      confirmLabel="Revoke key"
+                      action={async () => {
+                        await api.send('DELETE', `/api-keys/${encodeURIComponent(k.id)}`);
+                        list.reload();
+                      }}
                     >
                       Revoke
-                    </button>
+                    </DangerButton>
                   </td>
                 </tr>
               ))}

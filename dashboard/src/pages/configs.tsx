@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import type { GatewayApi, ListReply } from '../api';
 import {
   Alert,
+  DangerButton,
   Empty,
   errorText,
   FieldError,
@@ -208,26 +209,21 @@ export function ConfigsPage({ api, workspace }: { api: GatewayApi; workspace: st
                     <button type="button" class="secondary small" onClick={() => setEditing(c)}>
                       Edit
                     </button>
-                    <button
-                      type="button"
-                      class="danger small"
-                      onClick={() =>
-                        confirm(
-                          `Delete the config ${c.name ?? c.id}? Requests that name it will fail.`,
-                          'Delete config',
-                          async () => {
-                            await api.send('DELETE', `/configs/${encodeURIComponent(c.id)}`, undefined, {
-                              workspace: workspace || undefined,
-                            });
-                            if (editing?.id === c.id) setEditing(null);
-                            if (trying?.id === c.id) setTrying(null);
-                            list.reload();
-                          },
-                        )
-                      }
+                    <DangerButton
+                      confirm={confirm}
+                      message={`Delete the config ${c.name ?? c.id}? Requests that name it will fail.`}
+                      confirmLabel="Delete config"
+                      action={async () => {
+                        await api.send('DELETE', `/configs/${encodeURIComponent(c.id)}`, undefined, {
+                          workspace: workspace || undefined,
+                        });
+                        if (editing?.id === c.id) setEditing(null);
+                        if (trying?.id === c.id) setTrying(null);
+                        list.reload();
+                      }}
                     >
                       Delete
-                    </button>
+                    </DangerButton>
                   </td>
                 </tr>
               ))}

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import type { GatewayApi, ListReply } from '../api';
 import {
   Alert,
+  DangerButton,
   Empty,
   FieldError,
   FormError,
@@ -431,23 +432,18 @@ export function GuardrailsPage({ api }: { api: GatewayApi }) {
                     <button type="button" class="secondary small" onClick={() => setEditing(g)}>
                       Edit
                     </button>
-                    <button
-                      type="button"
-                      class="danger small"
-                      onClick={() =>
-                        confirm(
-                          `Delete the guardrail ${g.name}? Configs that name it will refuse requests.`,
-                          'Delete guardrail',
-                          async () => {
-                            await api.send('DELETE', `/guardrails/${encodeURIComponent(g.id)}`);
-                            if (editing?.id === g.id) setEditing(null);
-                            list.reload();
-                          },
-                        )
-                      }
+                    <DangerButton
+                      confirm={confirm}
+                      message={`Delete the guardrail ${g.name}? Configs that name it will refuse requests.`}
+                      confirmLabel="Delete guardrail"
+                      action={async () => {
+                        await api.send('DELETE', `/guardrails/${encodeURIComponent(g.id)}`);
+                        if (editing?.id === g.id) setEditing(null);
+                        list.reload();
+                      }}
                     >
                       Delete
-                    </button>
+                    </DangerButton>
                   </td>
                 </tr>
               ))}

@@ -4,6 +4,7 @@ import type { GatewayApi, ListReply } from '../api';
 import { lineDiff } from '../diff';
 import {
   Alert,
+  DangerButton,
   Empty,
   errorText,
   FieldError,
@@ -432,23 +433,18 @@ export function PromptsPage({ api, workspace }: { api: GatewayApi; workspace: st
                     >
                       Edit
                     </button>
-                    <button
-                      type="button"
-                      class="danger small"
-                      onClick={() =>
-                        confirm(
-                          `Delete the prompt ${p.name} and all its versions?`,
-                          'Delete prompt',
-                          async () => {
-                            await api.send('DELETE', `/prompts/${encodeURIComponent(p.id)}`);
-                            if (open?.id === p.id) setOpen(null);
-                            list.reload();
-                          },
-                        )
-                      }
+                    <DangerButton
+                      confirm={confirm}
+                      message={`Delete the prompt ${p.name} and all its versions?`}
+                      confirmLabel="Delete prompt"
+                      action={async () => {
+                        await api.send('DELETE', `/prompts/${encodeURIComponent(p.id)}`);
+                        if (open?.id === p.id) setOpen(null);
+                        list.reload();
+                      }}
                     >
                       Delete
-                    </button>
+                    </DangerButton>
                   </td>
                 </tr>
               ))}

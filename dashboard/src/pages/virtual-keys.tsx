@@ -1,7 +1,17 @@
 import { useState } from 'preact/hooks';
 import type { GatewayApi, ListReply } from '../api';
 import { formatCost } from '../format';
-import { Alert, Empty, FieldError, FormError, formatDate, useConfirm, useLoad, useSubmit } from '../ui';
+import {
+  Alert,
+  DangerButton,
+  Empty,
+  FieldError,
+  FormError,
+  formatDate,
+  useConfirm,
+  useLoad,
+  useSubmit,
+} from '../ui';
 
 export interface VirtualKeyView {
   id: string;
@@ -335,30 +345,20 @@ export function VirtualKeysPage({ api, workspace }: { api: GatewayApi; workspace
                     <button type="button" class="secondary small" onClick={() => setEditing(vk)}>
                       Edit
                     </button>
-                    <button
-                      type="button"
-                      class="danger small"
-                      onClick={() =>
-                        confirm(
-                          `Delete the virtual key @${vk.slug}? Requests that name it will fail.`,
-                          'Delete virtual key',
-                          async () => {
-                            await api.send(
-                              'DELETE',
-                              `/virtual-keys/${encodeURIComponent(vk.slug)}`,
-                              undefined,
-                              {
-                                workspace: workspace || undefined,
-                              },
-                            );
-                            if (editing?.slug === vk.slug) setEditing(null);
-                            list.reload();
-                          },
-                        )
-                      }
+                    <DangerButton
+                      confirm={confirm}
+                      message={`Delete the virtual key @${vk.slug}? Requests that name it will fail.`}
+                      confirmLabel="Delete virtual key"
+                      action={async () => {
+                        await api.send('DELETE', `/virtual-keys/${encodeURIComponent(vk.slug)}`, undefined, {
+                          workspace: workspace || undefined,
+                        });
+                        if (editing?.slug === vk.slug) setEditing(null);
+                        list.reload();
+                      }}
                     >
                       Delete
-                    </button>
+                    </DangerButton>
                   </td>
                 </tr>
               ))}
