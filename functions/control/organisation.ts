@@ -1,4 +1,4 @@
-import { badRequest, GatewayError, notFound } from '../core/errors';
+import { badRequest, conflict, notFound } from '../core/errors';
 import { newId } from '../core/ids';
 import type { ModelPrice } from '../core/prices';
 import type { Principal } from '../core/principal';
@@ -135,13 +135,7 @@ export class OrganisationService {
       created_at: new Date().toISOString(),
     };
     if (!(await this.store.createWorkspace(ws))) {
-      throw new GatewayError(
-        409,
-        'invalid_request_error',
-        `Workspace "${slug}" already exists.`,
-        'conflict',
-        'slug',
-      );
+      throw conflict(`Workspace "${slug}" already exists.`, 'slug');
     }
     return ws;
   }

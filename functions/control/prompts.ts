@@ -1,5 +1,5 @@
 import { ulid } from 'ulid';
-import { badRequest, forbidden, GatewayError, notFound } from '../core/errors';
+import { badRequest, conflict, forbidden, notFound } from '../core/errors';
 import type { Principal } from '../core/principal';
 import { FIELD_LIMITS } from '../core/request-body';
 import { ControlStore } from '../store/control-store';
@@ -260,12 +260,7 @@ export class PromptService {
       updated_at: new Date().toISOString(),
     };
     if (!(await this.prompts.putVersion(record))) {
-      throw new GatewayError(
-        409,
-        'invalid_request_error',
-        'The prompt was updated at the same time; retry.',
-        'conflict',
-      );
+      throw conflict('The prompt was updated at the same time; retry.');
     }
     return record;
   }

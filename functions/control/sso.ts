@@ -1,4 +1,4 @@
-import { badRequest, GatewayError, notFound } from '../core/errors';
+import { badRequest, conflict, notFound } from '../core/errors';
 import { SCOPES, type Scope } from '../core/operations';
 import type { Principal } from '../core/principal';
 import { type GuardedReply, guardedFetch } from '../gateway/address-guard';
@@ -234,13 +234,7 @@ export class SsoSettingsService {
       existing?.created_at,
     );
     if (!(await this.store.putSsoSettings(record, existing?.issuer))) {
-      throw new GatewayError(
-        409,
-        'invalid_request_error',
-        'Another organisation already signs in with this issuer.',
-        'conflict',
-        'issuer',
-      );
+      throw conflict('Another organisation already signs in with this issuer.', 'issuer');
     }
     return record;
   }

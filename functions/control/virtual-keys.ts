@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { badRequest, forbidden, GatewayError, notFound } from '../core/errors';
+import { badRequest, conflict, forbidden, notFound } from '../core/errors';
 import { newId } from '../core/ids';
 import type { ModelPrice } from '../core/prices';
 import type { Principal } from '../core/principal';
@@ -300,11 +300,8 @@ export class VirtualKeyService {
       else if (input.slug) break;
     }
     if (!record) {
-      throw new GatewayError(
-        409,
-        'invalid_request_error',
+      throw conflict(
         `A virtual key with slug "${input.slug ?? slugify(input.name as string)}" already exists in this workspace.`,
-        'conflict',
         'slug',
       );
     }

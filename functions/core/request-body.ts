@@ -1,4 +1,4 @@
-import { badRequest, bodyTooLarge } from './errors';
+import { badRequest, bodyTooLarge, type ErrorCode } from './errors';
 import type { HttpEvent } from './http';
 
 // Below the 6 MB function URL payload limit, so that an oversized body still reaches us and is logged.
@@ -48,7 +48,7 @@ export function jsonTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
  * Parses JSON text from a client, refusing nesting past {@link MAX_JSON_DEPTH} with a 400 (`what` names
  * the input in the message, `param` and `code` go to the error).
  */
-export function parseClientJson(text: string, what: string, param: string | null, code: string): unknown {
+export function parseClientJson(text: string, what: string, param: string | null, code: ErrorCode): unknown {
   if (jsonTooDeep(text)) {
     throw badRequest(`${what} nests arrays or objects deeper than ${MAX_JSON_DEPTH} levels.`, param, code);
   }

@@ -1,4 +1,10 @@
-import { badRequest, type GatewayError, streamedProviderError } from '../core/errors';
+import {
+  badRequest,
+  type GatewayError,
+  streamedProviderError,
+  streamFailed,
+  streamTruncated,
+} from '../core/errors';
 import type { HttpEvent, HttpResult, RequestState } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
 import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
@@ -14,8 +20,6 @@ import {
   recordStreamFailure,
   recordUsage,
   routeModelCall,
-  streamFailed,
-  streamTruncated,
   tryJson,
 } from './model-call';
 import { costOf, readUsage, tokenBound } from './pricing';

@@ -1,4 +1,4 @@
-import { badRequest, type GatewayError } from '../core/errors';
+import { badRequest, type GatewayError, streamFailed, streamTruncated } from '../core/errors';
 import type { HttpBody, HttpEvent, HttpResult, RequestState } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
 import { bodyText, jsonBody } from '../core/request-body';
@@ -22,8 +22,6 @@ import {
   recordStreamFailure,
   recordUsage,
   routeModelCall,
-  streamFailed,
-  streamTruncated,
   tryJson,
 } from './model-call';
 import { readUsage } from './pricing';

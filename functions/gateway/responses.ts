@@ -1,4 +1,11 @@
-import { badRequest, type GatewayError, providerError, streamedProviderError } from '../core/errors';
+import {
+  badRequest,
+  type GatewayError,
+  providerError,
+  streamedProviderError,
+  streamFailed,
+  streamTruncated,
+} from '../core/errors';
 import type { HttpEvent, HttpResult, RequestState } from '../core/http';
 import type { Usage, UsageLogDraft } from '../core/log-entry';
 import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
@@ -12,8 +19,6 @@ import {
   recordStreamFailure,
   recordUsage,
   routeModelCall,
-  streamFailed,
-  streamTruncated,
   tryJson,
 } from './model-call';
 import { passthroughOperations } from './passthrough';

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { badRequest, GatewayError, upstreamUnreachable } from '../../functions/core/errors';
+import {
+  badRequest,
+  budgetExceeded,
+  clientGone,
+  GatewayError,
+  providerFailure,
+  upstreamUnreachable,
+} from '../../functions/core/errors';
 import { buildPlan, type PlanTarget } from '../../functions/gateway/plan';
 import { backoffMs, pickWeighted, Router, retryAfterMs } from '../../functions/gateway/router';
 
@@ -8,10 +15,8 @@ interface Prepared {
   virtualKeySlug: string | null;
 }
 
-const providerFailure = (status: number) =>
-  new GatewayError(status, 'api_error', `provider ${status}`, null, null, 'provider', {
-    'retry-after-ms': '0',
-  });
+const failing = (status: number) =>
+  providerFailure(status, 'api_error', `provider ${status}`, null, { 'retry-after-ms': '0' });
 
 /** A router whose attempts answer from a script per target index. */
 function scripted(
@@ -48,7 +53,7 @@ describe('Router', () => {
   });
 
   it('retries a provider failure on a listed status, then succeeds', async () => {
-    const { router, calls } = scripted({ '0': [providerFailure(503), providerFailure(429), 200] });
+    const { router, calls } = scripted({ '0': [failing(503), failing(429), 200] });
     const served = await router.run(buildPlan({ provider: 'openai', retry: { attempts: 2 } }));
     expect(served.retries).toBe(2);
     expect(calls).toEqual(['0', '0', '0']);
@@ -56,10 +61,10 @@ describe('Router', () => {
   });
 
   it('does not retry past the attempts allowed, nor on a status that is not listed', async () => {
-    const a = scripted({ '0': [providerFailure(500), providerFailure(500)] });
+    const a = scripted({ '0': [failing(500), failing(500)] });
     await expect(a.router.run(buildPlan({ retry: { attempts: 1 } }))).rejects.toMatchObject({ status: 500 });
     expect(a.calls).toHaveLength(2);
-    const b = scripted({ '0': [providerFailure(400)] });
+    const b = scripted({ '0': [failing(400)] });
     await expect(b.router.run(buildPlan({ retry: { attempts: 3 } }))).rejects.toMatchObject({ status: 400 });
     expect(b.calls).toHaveLength(1);
   });
@@ -76,7 +81,7 @@ describe('Router', () => {
 
   it('falls back to the next target on 5xx, 429 and unreachable, in order', async () => {
     const { router, calls } = scripted({
-      '0': [providerFailure(502)],
+      '0': [failing(502)],
       '1': [upstreamUnreachable('refused')],
       '2': [200],
     });
@@ -96,14 +101,14 @@ describe('Router', () => {
   });
 
   it('does not fall back on a client error unless the strategy lists its status', async () => {
-    const plain = scripted({ '0': [providerFailure(400)], '1': [200] });
+    const plain = scripted({ '0': [failing(400)], '1': [200] });
     const twoTargets = {
       strategy: { mode: 'fallback' as const },
       targets: [{ provider: 'a' }, { provider: 'b' }],
     };
     await expect(plain.router.run(buildPlan(twoTargets))).rejects.toMatchObject({ status: 400 });
     expect(plain.calls).toEqual(['0']);
-    const listed = scripted({ '0': [providerFailure(400)], '1': [200] });
+    const listed = scripted({ '0': [failing(400)], '1': [200] });
     const served = await listed.router.run(
       buildPlan({ ...twoTargets, strategy: { mode: 'fallback', on_status_codes: [400] } }),
     );
@@ -111,7 +116,7 @@ describe('Router', () => {
   });
 
   it('stops at once when the client has gone', async () => {
-    const gone = new GatewayError(499, 'client_closed', 'gone', 'client_closed');
+    const gone = clientGone();
     const { router, calls } = scripted({ '0': [gone], '1': [200] });
     await expect(
       router.run(
@@ -125,8 +130,7 @@ describe('Router', () => {
     const calls: string[] = [];
     const router = new Router<Prepared, { status: number }>(
       async (target) => {
-        if (target.index === '0')
-          throw new GatewayError(412, 'budget_exceeded', 'spent', 'budget_exceeded', 'virtual_key');
+        if (target.index === '0') throw budgetExceeded('virtual_key', 'spent', 1);
         return { providerName: 'b', virtualKeySlug: null };
       },
       async (_p, target) => {
@@ -172,16 +176,16 @@ describe('retry timing', () => {
   });
 
   it("honours the provider's wait, capped, and backs off exponentially with jitter otherwise", () => {
-    const withWait = providerFailure(429);
+    const withWait = failing(429);
     expect(backoffMs(0, withWait)).toBe(0);
-    const bare = new GatewayError(503, 'api_error', 'x', null, null, 'provider');
+    const bare = providerFailure(503, 'api_error', 'x');
     for (const retry of [0, 1, 2, 3]) {
       const ms = backoffMs(retry, bare);
       const full = Math.min(10_000, 200 * 2 ** retry);
       expect(ms).toBeGreaterThanOrEqual(full / 2);
       expect(ms).toBeLessThanOrEqual(full);
     }
-    const far = new GatewayError(429, 'x', 'x', null, null, 'provider', { 'retry-after': '3600' });
+    const far = providerFailure(429, 'x', 'x', null, { 'retry-after': '3600' });
     expect(backoffMs(0, far)).toBe(10_000);
   });
 });
