@@ -14,6 +14,8 @@ import {
 } from '../gateway/policy';
 import { SCOPES, type Scope } from '../operations';
 import { type ApiKeyRecord, ControlStore } from '../store/control-store';
+import { API_KEY_CREATE, API_KEY_UPDATE } from './bodies';
+import { refuseUnknownFields } from './fields';
 import { DEFAULT_WORKSPACE, type Principal } from './principal';
 
 const KEY_PREFIX = 'gwk_';
@@ -88,6 +90,7 @@ export class ApiKeyService {
   /** Creates a key; returns the record and the raw key, which is shown only this once. */
   async create(caller: Principal, input: unknown): Promise<{ record: ApiKeyRecord; key: string }> {
     const body = asObject(input);
+    refuseUnknownFields(body, API_KEY_CREATE);
     const name = body.name;
     if (typeof name !== 'string' || name.trim() === '' || name.length > 200) {
       throw badRequest('name is required: a string of 1 to 200 characters.', 'name');
@@ -141,9 +144,7 @@ export class ApiKeyService {
   /** Sets a key's `policy` (replaced whole; null clears it). */
   async update(caller: Principal, id: string, input: unknown): Promise<ApiKeyRecord> {
     const body = asObject(input);
-    const unknown = Object.keys(body).filter((k) => k !== 'policy' && k !== 'name');
-    if (unknown.length > 0)
-      throw badRequest(`Unknown fields: ${unknown.join(', ')}. A key takes name and policy.`);
+    refuseUnknownFields(body, API_KEY_UPDATE);
     const record = await this.store.getApiKey(caller.organisationId, id);
     if (!record || (!caller.isOrganisationAdmin && record.workspace !== caller.workspace)) {
       throw notFound(`No API key with id "${id}".`);

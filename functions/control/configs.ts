@@ -4,6 +4,8 @@ import { newId } from '../gateway/ids';
 import { type SavedConfigs, savedConfigs } from '../gateway/saved-configs';
 import { ControlStore, type SavedConfigRecord } from '../store/control-store';
 import { asObject } from './api-keys';
+import { SAVED_CONFIG } from './bodies';
+import { refuseUnknownFields } from './fields';
 import type { Principal } from './principal';
 
 const ID = /^cfg_[a-z0-9]{26}$/;
@@ -23,8 +25,7 @@ export function presentConfig(record: SavedConfigRecord) {
 /** `{name?, config}`, with the config validated as a request's would be, every problem listed at once. */
 function parseBody(input: unknown): { name: string | null; config: unknown; workspace?: string } {
   const body = asObject(input);
-  const unknown = Object.keys(body).filter((k) => k !== 'name' && k !== 'config' && k !== 'workspace');
-  if (unknown.length > 0) throw badRequest(`Unknown fields: ${unknown.join(', ')}.`, unknown[0] ?? null);
+  refuseUnknownFields(body, SAVED_CONFIG);
   if (
     body.name !== undefined &&
     body.name !== null &&

@@ -39,7 +39,7 @@ const STRING_FIELDS = [
   'deployment_id',
   'api_version',
 ];
-const KNOWN = new Set([
+export const KNOWN = new Set([
   ...STRING_FIELDS,
   'override_params',
   'request_timeout',

@@ -36,7 +36,7 @@ export interface Policy extends LimitFields {
   budget_alert_webhook?: { url: string; secret: string } | null;
 }
 
-const FIELDS = new Set([
+export const FIELDS = new Set([
   'input_guardrails',
   'output_guardrails',
   'allowed_models',
