@@ -1,6 +1,6 @@
+import { SCOPES } from '../core/operations';
 import { KNOWN as CONFIG_FIELDS } from '../gateway/config';
 import { FIELDS as POLICY_FIELDS } from '../gateway/policy';
-import { SCOPES } from '../operations';
 import { PROVIDER_NAMES } from '../providers';
 import type { BodySpec, JsonSchema } from './fields';
 

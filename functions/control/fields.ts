@@ -1,4 +1,4 @@
-import { badRequest } from '../gateway/errors';
+import { badRequest } from '../core/errors';
 
 // A request body described once, as data: which fields it takes, the JSON Schema of each and what it
 // means. The validators read it to refuse unknown fields (and to say which are accepted), and the OpenAPI

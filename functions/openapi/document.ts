@@ -16,7 +16,7 @@ import {
   WORKSPACE_UPDATE,
 } from '../control/bodies';
 import { type BodySpec, bodySchema, type JsonSchema } from '../control/fields';
-import { FUNCTION_GROUPS, OPERATIONS, type Operation, REALTIME_OPERATION } from '../operations';
+import { FUNCTION_GROUPS, OPERATIONS, type Operation, REALTIME_OPERATION } from '../core/operations';
 import { ERROR_ORIGIN_HEADER, GATEWAY_REQUEST_HEADERS, GATEWAY_RESPONSE_HEADERS } from './headers';
 
 // The OpenAPI 3.1 document of the gateway's own API, generated from the table of operations and the

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { OPERATIONS, REALTIME_OPERATION } from '../../functions/operations';
+import { OPERATIONS, REALTIME_OPERATION } from '../../functions/core/operations';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 
 // The gateway's OpenAPI document: valid, the same as the checked-in docs/openapi.json, listing every
