@@ -101,7 +101,11 @@ export class ApiKeyService {
       throw badRequest('type must be "workspace" or "organisation".', 'type');
     }
     if (type === 'organisation' && !caller.isOrganisationAdmin) {
-      throw forbidden('Only an organisation admin key can create organisation keys.', 'admin_required');
+      throw forbidden(
+        'Only an organisation admin key can create organisation keys.',
+        'admin_required',
+        'type',
+      );
     }
     let workspace: string | null = null;
     let scopes: Scope[] = [];
@@ -109,7 +113,7 @@ export class ApiKeyService {
       workspace = body.workspace === undefined ? caller.workspace : (body.workspace as string);
       if (typeof workspace !== 'string') throw badRequest('workspace must be a workspace slug.', 'workspace');
       if (!caller.isOrganisationAdmin && workspace !== caller.workspace) {
-        throw forbidden(`This key cannot manage workspace "${workspace}".`, 'wrong_workspace');
+        throw forbidden(`This key cannot manage workspace "${workspace}".`, 'wrong_workspace', 'workspace');
       }
       if (!(await this.store.getWorkspace(caller.organisationId, workspace))) {
         throw badRequest(`Unknown workspace "${workspace}".`, 'workspace', 'unknown_workspace');
@@ -117,7 +121,11 @@ export class ApiKeyService {
       scopes = parseScopes(body.scopes);
       const missing = scopes.filter((s) => !caller.isOrganisationAdmin && !caller.scopes.has(s));
       if (missing.length > 0) {
-        throw forbidden(`A key cannot grant scopes it does not hold: ${missing.join(', ')}.`);
+        throw forbidden(
+          `A key cannot grant scopes it does not hold: ${missing.join(', ')}.`,
+          'insufficient_scope',
+          'scopes',
+        );
       }
     }
     const policy =

@@ -53,7 +53,7 @@ export class ConfigService {
   private workspaceFor(caller: Principal, requested: string | undefined): string {
     const workspace = requested ?? caller.workspace;
     if (!caller.isOrganisationAdmin && workspace !== caller.workspace) {
-      throw forbidden(`This key cannot manage workspace "${workspace}".`, 'wrong_workspace');
+      throw forbidden(`This key cannot manage workspace "${workspace}".`, 'wrong_workspace', 'workspace');
     }
     return workspace;
   }

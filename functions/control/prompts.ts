@@ -158,7 +158,7 @@ export class PromptService {
   private workspaceFor(caller: Principal, requested: string | undefined): string {
     const workspace = requested ?? caller.workspace;
     if (!caller.isOrganisationAdmin && workspace !== caller.workspace) {
-      throw forbidden(`This key cannot manage workspace "${workspace}".`, 'wrong_workspace');
+      throw forbidden(`This key cannot manage workspace "${workspace}".`, 'wrong_workspace', 'workspace');
     }
     return workspace;
   }

@@ -245,7 +245,7 @@ export class VirtualKeyService {
   private async workspaceFor(caller: Principal, requested: string | undefined): Promise<string> {
     const workspace = requested ?? caller.workspace;
     if (!caller.isOrganisationAdmin && workspace !== caller.workspace) {
-      throw forbidden(`This key cannot manage workspace "${workspace}".`, 'wrong_workspace');
+      throw forbidden(`This key cannot manage workspace "${workspace}".`, 'wrong_workspace', 'workspace');
     }
     if (!(await this.store.getWorkspace(caller.organisationId, workspace))) {
       throw badRequest(`Unknown workspace "${workspace}".`, 'workspace', 'unknown_workspace');

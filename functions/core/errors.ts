@@ -32,8 +32,8 @@ export const badRequest = (message: string, param: string | null = null, code = 
 export const unauthorized = (message = 'Invalid API key provided.') =>
   new GatewayError(401, 'invalid_request_error', message, 'invalid_api_key');
 
-export const forbidden = (message: string, code = 'insufficient_scope') =>
-  new GatewayError(403, 'permission_error', message, code);
+export const forbidden = (message: string, code = 'insufficient_scope', param: string | null = null) =>
+  new GatewayError(403, 'permission_error', message, code, param);
 
 export const notFound = (message: string) =>
   new GatewayError(404, 'invalid_request_error', message, 'not_found');

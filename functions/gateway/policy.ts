@@ -113,9 +113,9 @@ export async function parsePolicy(
   if (value === null) return null;
   if (!isObject(value)) throw badRequest('policy must be an object, or null.', 'policy', 'invalid_policy');
   const problems: string[] = [];
-  for (const key of Object.keys(value)) {
-    if (!FIELDS.has(key)) problems.push(`policy.${key} is not a known field`);
-  }
+  const unknown = Object.keys(value).filter((key) => !FIELDS.has(key));
+  for (const key of unknown) problems.push(`policy.${key} is not a known field`);
+  if (unknown.length > 0) problems.push(`a policy takes: ${[...FIELDS].join(', ')}`);
   const policy: Policy = parseLimits(value, 'policy.', problems);
   for (const list of ['input_guardrails', 'output_guardrails'] as const) {
     if (value[list] === undefined) continue;
