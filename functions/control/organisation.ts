@@ -13,6 +13,8 @@ import {
 } from '../gateway/policy';
 import { ControlStore, type WorkspaceRecord } from '../store/control-store';
 import { asObject } from './api-keys';
+import { WORKSPACE_CREATE, WORKSPACE_UPDATE } from './bodies';
+import { refuseUnknownFields } from './fields';
 
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
@@ -97,10 +99,7 @@ export class OrganisationService {
   /** Sets the workspace's `policy` and `prices` (each replaced whole; null clears). */
   async updateWorkspace(caller: Principal, slug: string, input: unknown): Promise<WorkspaceRecord> {
     const body = asObject(input);
-    const unknown = Object.keys(body).filter((k) => k !== 'policy' && k !== 'prices');
-    if (unknown.length > 0) {
-      throw badRequest(`Unknown fields: ${unknown.join(', ')}. A workspace takes policy and prices.`);
-    }
+    refuseUnknownFields(body, WORKSPACE_UPDATE);
     const ws = await this.getWorkspace(caller, slug);
     const next: WorkspaceRecord = { ...ws, updated_at: new Date().toISOString() };
     if (body.policy !== undefined) {
@@ -120,6 +119,7 @@ export class OrganisationService {
 
   async createWorkspace(caller: Principal, input: unknown): Promise<WorkspaceRecord> {
     const body = asObject(input);
+    refuseUnknownFields(body, WORKSPACE_CREATE);
     if (typeof body.name !== 'string' || body.name.trim() === '' || body.name.length > 200) {
       throw badRequest('name is required: a string of 1 to 200 characters.', 'name');
     }

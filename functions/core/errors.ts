@@ -52,6 +52,7 @@ export type ErrorCode =
   | 'realtime_not_supported'
   | 'sso_discovery_failed'
   | 'unknown_config'
+  | 'unknown_field'
   | 'unknown_guardrail'
   | 'unknown_provider'
   | 'unknown_workspace'

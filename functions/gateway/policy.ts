@@ -36,7 +36,7 @@ export interface Policy extends LimitFields {
   budget_alert_webhook?: { url: string; secret: string } | null;
 }
 
-const FIELDS = new Set([
+export const FIELDS = new Set([
   'input_guardrails',
   'output_guardrails',
   'allowed_models',
@@ -113,9 +113,9 @@ export async function parsePolicy(
   if (value === null) return null;
   if (!isObject(value)) throw badRequest('policy must be an object, or null.', 'policy', 'invalid_policy');
   const problems: string[] = [];
-  for (const key of Object.keys(value)) {
-    if (!FIELDS.has(key)) problems.push(`policy.${key} is not a known field`);
-  }
+  const unknown = Object.keys(value).filter((key) => !FIELDS.has(key));
+  for (const key of unknown) problems.push(`policy.${key} is not a known field`);
+  if (unknown.length > 0) problems.push(`a policy takes: ${[...FIELDS].join(', ')}`);
   const policy: Policy = parseLimits(value, 'policy.', problems);
   for (const list of ['input_guardrails', 'output_guardrails'] as const) {
     if (value[list] === undefined) continue;

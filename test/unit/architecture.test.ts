@@ -11,6 +11,8 @@ const LAYERS: Record<string, number> = {
   guardrails: 2,
   gateway: 3,
   control: 3,
+  // The OpenAPI document describes both halves: it reads control/'s body tables and core/'s operations.
+  openapi: 3,
   middleware: 4,
   handlers: 5,
 };
