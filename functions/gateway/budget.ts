@@ -31,6 +31,13 @@ export interface LimitHolder {
   webhook?: { url: string; secret: string };
 }
 
+/** The order in which refusals are named when several holders refuse one request. */
+const HOLDER_ORDER: Record<HolderKind, number> = { workspace: 0, api_key: 1, virtual_key: 2, user: 3 };
+
+/** Holders in the order workspace, API key, virtual key, user: the first that refuses is the one named. */
+export const inHolderOrder = (holders: LimitHolder[]): LimitHolder[] =>
+  [...holders].sort((a, b) => HOLDER_ORDER[a.kind] - HOLDER_ORDER[b.kind]);
+
 /** The budget period a moment falls in: `all` without a reset, `yyyy-mm-dd` or `yyyy-mm` (UTC) otherwise. */
 export function periodOf(state: { budget_period: BudgetPeriod }, at = new Date()): string {
   if (state.budget_period === 'monthly') return at.toISOString().slice(0, 7);
@@ -107,7 +114,7 @@ export class BudgetReservation {
     requestId: string,
     store = counters,
   ): Promise<BudgetReservation> {
-    const budgeted = holders.filter((h) => h.limits.budget_limit !== null);
+    const budgeted = inHolderOrder(holders).filter((h) => h.limits.budget_limit !== null);
     const now = new Date();
     const expires = Math.floor(now.getTime() / 1000) + reservationSeconds();
     const taken = await Promise.all(
