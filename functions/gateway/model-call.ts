@@ -288,6 +288,8 @@ export interface Exchange {
   headers?: Record<string, string>;
   /** Which successful replies are kept open for the caller to stream, by content type. */
   keepOpen: (contentType: string) => boolean;
+  /** What stops the call: the client's signal unless the caller keeps reading after the client leaves. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -313,7 +315,7 @@ export async function exchange(
     method: req.method,
     headers: sentHeaders,
     body: req.body,
-    signal: state.clientSignal,
+    signal: req.signal ?? state.clientSignal,
     timeoutMs: target.timeoutMs,
   }).catch((error: unknown) => {
     log.upstreamLatencyMs = performance.now() - sentAt;

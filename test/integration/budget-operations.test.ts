@@ -1,7 +1,15 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FakeOpenAI, sendJson, sleep, startFakeOpenAI } from '../support/fake-openai';
-import { startTestGateway, type TestGateway } from '../support/gateway';
+import {
+  chunk,
+  type FakeOpenAI,
+  openSse,
+  sendJson,
+  sleep,
+  sseData,
+  startFakeOpenAI,
+} from '../support/fake-openai';
+import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
 
 // Every priced operation reserves the most it can cost before its call, like chat. An embedding of a
 // 100,000-character input is bounded by the 100,002 bytes of the input's JSON; the fake reports exactly
@@ -178,10 +186,77 @@ describe('refusals name one holder, whichever refuses first', () => {
     for (let i = 0; i < 3; i++) {
       const error = await client.embeddings
         .create({ model: 'text-embedding-3-large', input: INPUT, user: 'carol', encoding_format: 'float' })
-        .catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
-      expect(error.status).toBe(412);
-      expect(error.param).toBe('virtual_key');
+        .then(
+          () => undefined,
+          (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+        );
+      expect(error?.status).toBe(412);
+      expect(error?.param).toBe('virtual_key');
     }
     expect(fake.requests.length).toBe(0);
+  });
+});
+
+describe('a stream the client abandons', () => {
+  /** A provider that streams three words at once and its usage chunk only after `delayMs`. */
+  const lateUsage = (delayMs: number) =>
+    fake.use(async (req, res) => {
+      const model = String(req.body.model);
+      openSse(res);
+      for (const word of ['one ', 'two ', 'three ']) res.write(sseData(chunk(model, { content: word })));
+      await sleep(delayMs);
+      if (res.destroyed) return;
+      res.write(sseData(chunk(model, {}, 'stop')));
+      res.write(
+        sseData({
+          id: 'chatcmpl-late',
+          object: 'chat.completion.chunk',
+          created: 1,
+          model,
+          choices: [],
+          usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
+        }),
+      );
+      res.end(sseData('[DONE]'));
+    });
+
+  async function abandon(slug: string): Promise<string> {
+    const stream = await gw
+      .client({ headers: { 'x-gateway-provider': `@${slug}` } })
+      .chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'go' }],
+        stream: true,
+      })
+      .withResponse();
+    for await (const _ of stream.data) break;
+    return stream.response.headers.get('x-gateway-request-id') as string;
+  }
+
+  it("is charged the provider's usage when it arrives after the client left", async () => {
+    await createVirtualKey('vk-late-usage', { budget_limit: 5 });
+    lateUsage(300);
+    const entry = await waitForLog(gw, await abandon('vk-late-usage'));
+    expect(entry.status).toBe(499);
+    expect(entry.usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
+    expect(entry.usage.estimated).toBeUndefined();
+    // gpt-4o-mini: 0.15 USD per million input tokens, 0.60 per million output tokens.
+    expect(entry.cost).toBeCloseTo((11 * 0.15 + 7 * 0.6) / 1e6, 12);
+    expect(await settledSpend('vk-late-usage')).toBeCloseTo(entry.cost, 12);
+  });
+
+  it('falls back to the estimate when the usage does not come within GATEWAY_ABANDONED_STREAM_DRAIN_MS', async () => {
+    await createVirtualKey('vk-no-usage', { budget_limit: 5 });
+    lateUsage(1500);
+    process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS = '50';
+    try {
+      const entry = await waitForLog(gw, await abandon('vk-no-usage'));
+      expect(entry.status).toBe(499);
+      expect(entry.usage.estimated).toBe(true);
+      expect(entry.usage.completion_tokens).toBeGreaterThan(0);
+      expect(entry.cost).toBeGreaterThan(0);
+    } finally {
+      delete process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS;
+    }
   });
 });
