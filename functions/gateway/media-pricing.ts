@@ -1,5 +1,5 @@
+import type { Usage } from '../core/log-entry';
 import type { OperatorPrices } from './pricing';
-import type { Usage } from './usage-log';
 
 // Prices of the operations that are not priced by chat tokens: images per image (or by token usage when
 // the reply reports it), video per second, speech per character, transcription per minute (or tokens),
