@@ -1,7 +1,7 @@
 import { GatewayError } from '../core/errors';
 import { logger } from '../core/logger';
 import { type BudgetHold, CounterStore, type VirtualKeyState } from '../store/counter-store';
-import { notifyBudgetAlert } from './budget-alerts';
+import { type BudgetAlertWebhook, notifyBudgetAlert } from './budget-alerts';
 
 export type BudgetPeriod = 'none' | 'daily' | 'monthly';
 
@@ -28,7 +28,7 @@ export interface LimitHolder {
   organisationId: string;
   workspace: string;
   /** Where the workspace wants its budget alerts posted, besides SNS. */
-  webhook?: { url: string; secret: string };
+  webhook?: BudgetAlertWebhook;
 }
 
 /** The order in which refusals are named when several holders refuse one request. */
