@@ -376,8 +376,9 @@ async function* relayStream(
   } finally {
     upstreamControl.client.removeEventListener('abort', onLeave);
     // The client left before the provider's usage: read on (sending nothing) until it comes, for a while.
-    if (upstreamControl.client.aborted && !sawDone && !failure && acc.usage === undefined) {
-      await drainUsage(chunks, pending, drainMs(), (bytes) => {
+    const drain = drainMs();
+    if (drain > 0 && upstreamControl.client.aborted && !sawDone && !failure && acc.usage === undefined) {
+      await drainUsage(chunks, pending, drain, (bytes) => {
         relay(parser.push(bytes));
         return sawDone || !!failure || acc.usage !== undefined;
       });
@@ -404,7 +405,6 @@ async function drainUsage(
   ms: number,
   take: (bytes: Buffer) => boolean,
 ): Promise<void> {
-  if (ms === 0) return;
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<'expired'>((resolve) => {
     timer = setTimeout(() => resolve('expired'), ms);
