@@ -178,6 +178,7 @@ export async function routeModelCall<S extends AttemptSuccess>(
     throw error;
   } finally {
     log.attempts = router.attempts;
+    state.upstreamWaitMs += router.waitedMs;
     state.replyHeaders['x-gateway-target-index'] = router.lastIndex;
     state.replyHeaders['x-gateway-retry-count'] = String(router.lastRetries);
   }
@@ -319,6 +320,7 @@ export async function exchange(
     timeoutMs: target.timeoutMs,
   }).catch((error: unknown) => {
     log.upstreamLatencyMs = performance.now() - sentAt;
+    state.upstreamWaitMs += log.upstreamLatencyMs;
     throw error instanceof ClientGoneError
       ? clientGone()
       : adviseStreaming(error, state, req, target.timeoutMs);
@@ -326,6 +328,7 @@ export async function exchange(
 
   const contentType = String(upstream.headers['content-type'] ?? '');
   if (upstream.status < 400 && req.keepOpen(contentType)) {
+    state.upstreamWaitMs += performance.now() - sentAt;
     return {
       status: upstream.status,
       upstream,
@@ -335,11 +338,13 @@ export async function exchange(
     };
   }
   const text = await readAll(upstream.body, MAX_REPLY_BYTES).catch((error: unknown) => {
+    state.upstreamWaitMs += performance.now() - sentAt;
     throw error instanceof ClientGoneError
       ? clientGone()
       : adviseStreaming(error, state, req, target.timeoutMs);
   });
   log.upstreamLatencyMs = performance.now() - sentAt;
+  state.upstreamWaitMs += log.upstreamLatencyMs;
   if (upstream.status < 400) {
     const reply = tryJson(text);
     if (reply !== undefined) {
