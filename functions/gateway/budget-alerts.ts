@@ -1,6 +1,13 @@
 import { createHmac } from 'node:crypto';
 import { logger } from '../core/logger';
+import { type SecretStore, secretStore } from '../store/secret-store';
 import { readAll, sendUpstream } from './upstream';
+
+/** A workspace policy's webhook as stored: the URL, and the name of its signing secret in the secret store. */
+export interface BudgetAlertWebhook {
+  url: string;
+  secret_ref: string;
+}
 
 /** A budget alert, as SNS and the webhook receive it. */
 export interface BudgetAlertMessage {
@@ -39,8 +46,9 @@ function snsClient() {
  */
 export async function notifyBudgetAlert(
   alert: BudgetAlertMessage,
-  webhook: { url: string; secret: string } | undefined,
+  webhook: BudgetAlertWebhook | undefined,
   env: NodeJS.ProcessEnv = process.env,
+  secrets: SecretStore = secretStore(),
 ): Promise<void> {
   logger.warn('budget alert', { event: 'budget_alert', ...alert });
   const body = JSON.stringify({ type: 'budget_alert', ...alert });
@@ -61,17 +69,19 @@ export async function notifyBudgetAlert(
   }
   if (webhook) {
     tasks.push(
-      sendUpstream({
-        url: new URL(webhook.url),
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          [WEBHOOK_SIGNATURE_HEADER]: signBody(webhook.secret, body),
-        },
-        body,
-        signal: new AbortController().signal,
-        timeoutMs: 5_000,
-      }).then(async (reply) => {
+      secrets.get(webhook.secret_ref).then(async (secret) => {
+        if (secret === undefined) throw new Error('webhook secret not found in the secret store');
+        const reply = await sendUpstream({
+          url: new URL(webhook.url),
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            [WEBHOOK_SIGNATURE_HEADER]: signBody(secret, body),
+          },
+          body,
+          signal: new AbortController().signal,
+          timeoutMs: 5_000,
+        });
         await readAll(reply.body, 64 * 1024);
         if (reply.status >= 400) throw new Error(`webhook answered ${reply.status}`);
       }),

@@ -1,7 +1,7 @@
 import { budgetExceeded } from '../core/errors';
 import { logger } from '../core/logger';
 import { type BudgetHold, CounterStore, type VirtualKeyState } from '../store/counter-store';
-import { notifyBudgetAlert } from './budget-alerts';
+import { type BudgetAlertWebhook, notifyBudgetAlert } from './budget-alerts';
 
 export type BudgetPeriod = 'none' | 'daily' | 'monthly';
 
@@ -28,8 +28,15 @@ export interface LimitHolder {
   organisationId: string;
   workspace: string;
   /** Where the workspace wants its budget alerts posted, besides SNS. */
-  webhook?: { url: string; secret: string };
+  webhook?: BudgetAlertWebhook;
 }
+
+/** The order in which refusals are named when several holders refuse one request. */
+const HOLDER_ORDER: Record<HolderKind, number> = { workspace: 0, api_key: 1, virtual_key: 2, user: 3 };
+
+/** Holders in the order workspace, API key, virtual key, user: the first that refuses is the one named. */
+export const inHolderOrder = (holders: LimitHolder[]): LimitHolder[] =>
+  [...holders].sort((a, b) => HOLDER_ORDER[a.kind] - HOLDER_ORDER[b.kind]);
 
 /** The budget period a moment falls in: `all` without a reset, `yyyy-mm-dd` or `yyyy-mm` (UTC) otherwise. */
 export function periodOf(state: { budget_period: BudgetPeriod }, at = new Date()): string {
@@ -97,7 +104,7 @@ export class BudgetReservation {
     requestId: string,
     store = counters,
   ): Promise<BudgetReservation> {
-    const budgeted = holders.filter((h) => h.limits.budget_limit !== null);
+    const budgeted = inHolderOrder(holders).filter((h) => h.limits.budget_limit !== null);
     const now = new Date();
     const expires = Math.floor(now.getTime() / 1000) + reservationSeconds();
     const taken = await Promise.all(

@@ -107,6 +107,9 @@ export async function runChatCompletion(
     const context: ChatContext = { model: upstreamModel, stream, baseUrl: target.baseUrl, target };
     const call = await buildCall(target, translation, upstreamBody, context);
     const streamType = translation?.streamContentType ?? 'text/event-stream';
+    // A relayed stream asks for usage (buildCall): once its reply has started, it is not cut with the
+    // client, so that the usage can still be read when the client leaves (see relayStream).
+    const upstream = stream && !translation ? detachable(state.clientSignal) : undefined;
     const success = await exchange(state, target, {
       method: 'POST',
       url: call.url,
@@ -116,13 +119,14 @@ export async function runChatCompletion(
       providerHeaders: call.headers,
       keepOpen: (contentType) => stream && contentType.includes(streamType),
       translateError: translation?.error,
-    });
+      signal: upstream?.signal,
+    }).finally(() => upstream?.detach());
     if (translation && success.replyText !== undefined) {
       // A whole reply (also a streamed request the provider answered whole) is translated as one.
       const translated = translation.response(success.reply, context);
       return { ...success, replyText: JSON.stringify(translated), reply: translated, translation, context };
     }
-    return { ...success, translation, context };
+    return { ...success, translation, context, cut: upstream?.abort ?? (() => undefined) };
   };
 
   const inputTokens = inputBound(body);
@@ -174,7 +178,16 @@ export async function runChatCompletion(
           inputTokens,
           watch,
         )
-      : relayStream(success.upstream, target, log, success.sentAt, !clientWantsUsage, inputTokens, watch),
+      : relayStream(
+          success.upstream,
+          target,
+          log,
+          success.sentAt,
+          !clientWantsUsage,
+          inputTokens,
+          { client: state.clientSignal, cut: success.cut ?? (() => undefined) },
+          watch,
+        ),
   };
 }
 
@@ -208,7 +221,30 @@ interface ChatSuccess extends CallSuccess {
   context: ChatContext;
   /** Served by the caller's `NativeRoute`. */
   native?: boolean;
+  /** Stops reading the upstream of a relayed stream, which the client's departure alone does not. */
+  cut?: () => void;
 }
+
+/** A signal that follows the client's until `detach`, and that `abort` still fires afterwards. */
+function detachable(client: AbortSignal) {
+  const own = new AbortController();
+  const follow = () => own.abort();
+  if (client.aborted) own.abort();
+  else client.addEventListener('abort', follow, { once: true });
+  return {
+    signal: own.signal,
+    detach: () => client.removeEventListener('abort', follow),
+    abort: () => own.abort(),
+  };
+}
+
+/** How long a stream the client left is still read for the provider's usage (0: not at all). */
+function drainMs(): number {
+  const ms = Number(process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS ?? 2000);
+  return Number.isFinite(ms) && ms > 0 ? ms : 0;
+}
+
+const LEFT = Symbol('client left');
 
 /**
  * Targets a caller serves in its own wire format instead of the chat one (Anthropic's Messages API to
@@ -258,6 +294,7 @@ async function* relayStream(
   sentAt: number,
   dropUsageChunk: boolean,
   inputTokens: number,
+  upstreamControl: { client: AbortSignal; cut: () => void },
   watch?: StreamWatch,
 ): AsyncGenerator<string> {
   const parser = new SseParser();
@@ -305,13 +342,27 @@ async function* relayStream(
     return out;
   };
 
+  const chunks = upstream.body[Symbol.asyncIterator]();
+  let pending: Promise<IteratorResult<Buffer>> | undefined;
+  let onLeave: () => void = () => undefined;
+  const left = new Promise<typeof LEFT>((resolve) => {
+    onLeave = () => resolve(LEFT);
+    if (upstreamControl.client.aborted) onLeave();
+    else upstreamControl.client.addEventListener('abort', onLeave, { once: true });
+  });
   try {
-    for await (const bytes of upstream.body) {
-      const out = relay(parser.push(bytes));
+    for (;;) {
+      pending = chunks.next();
+      const next = await Promise.race([pending, left]);
+      if (next === LEFT) break;
+      pending = undefined;
+      if (next.done) break;
+      const out = relay(parser.push(next.value));
       // The last check runs before `[DONE]` goes out.
       failure = (yield* sendChecked(out, acc.checkedText(), sawDone, watch, log, sentAt)) ?? failure;
       if (failure) break;
     }
+    if (upstreamControl.client.aborted) return;
     const rest = parser.flush();
     if (rest) {
       const out = relay([rest]);
@@ -327,7 +378,53 @@ async function* relayStream(
       yield sseErrorEvent(failure.toBody());
     }
   } finally {
-    finishStreamLog(log, target, acc, sentAt, failure, sawDone ? undefined : inputTokens);
+    upstreamControl.client.removeEventListener('abort', onLeave);
+    // The client left before the provider's usage: read on (sending nothing) until it comes, for a while.
+    const drain = drainMs();
+    if (drain > 0 && upstreamControl.client.aborted && !sawDone && !failure && acc.usage === undefined) {
+      await drainUsage(chunks, pending, drain, (bytes) => {
+        relay(parser.push(bytes));
+        return sawDone || !!failure || acc.usage !== undefined;
+      });
+      pending = undefined;
+    }
+    upstreamControl.cut();
+    // A read left waiting ends with the cut; its outcome no longer matters.
+    pending?.catch(() => undefined);
+    finishStreamLog(
+      log,
+      target,
+      acc,
+      sentAt,
+      failure,
+      sawDone || acc.usage !== undefined ? undefined : inputTokens,
+    );
+  }
+}
+
+/** Reads a stream's remaining chunks into `take` until it says it has what it needs, or for `ms` at most. */
+async function drainUsage(
+  chunks: AsyncIterator<Buffer>,
+  pending: Promise<IteratorResult<Buffer>> | undefined,
+  ms: number,
+  take: (bytes: Buffer) => boolean,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<'expired'>((resolve) => {
+    timer = setTimeout(() => resolve('expired'), ms);
+  });
+  let next = pending ?? chunks.next();
+  try {
+    for (;;) {
+      const got = await Promise.race([next, expired]);
+      if (got === 'expired' || got.done || take(got.value)) return;
+      next = chunks.next();
+    }
+  } catch {
+    // The provider failed or cut the stream: the estimate applies.
+  } finally {
+    clearTimeout(timer);
+    next.catch(() => undefined);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Usage } from '../core/log-entry';
+import type { OperatorPrices } from './pricing';
 
 // Prices of the operations that are not priced by chat tokens: images per image (or by token usage when
 // the reply reports it), video per second, speech per character, transcription per minute (or tokens),
@@ -161,13 +162,31 @@ export function transcriptionCost(provider: string, model: string | null, reply:
   return { usage: null, cost: usd((seconds / 60) * perMinute) };
 }
 
+/** An embedding model's price per million input tokens: the operator's `input` price first. */
+function embeddingPrice(
+  provider: string,
+  model: string | null,
+  operator: OperatorPrices,
+): number | undefined {
+  for (const prices of operator) {
+    const price = prices && lookup(prices, model);
+    if (price) return price.input;
+  }
+  return lookup(pricesFor(provider)?.embeddings ?? {}, model);
+}
+
 /** Embeddings: per input token. */
-export function embeddingCost(provider: string, model: string | null, reply: unknown): Costing {
+export function embeddingCost(
+  provider: string,
+  model: string | null,
+  reply: unknown,
+  operator: OperatorPrices = [],
+): Costing {
   const u = obj(obj(reply).usage);
   const prompt = num(u.prompt_tokens);
   if (prompt === undefined) return { usage: null, cost: null };
   const usage = tokens(prompt, 0);
-  const price = lookup(pricesFor(provider)?.embeddings ?? {}, model);
+  const price = embeddingPrice(provider, model, operator);
   return { usage, cost: price === undefined ? null : usd((prompt * price) / 1e6) };
 }
 
@@ -180,4 +199,103 @@ export function videoCost(provider: string, video: unknown): number | null {
   if (!table || !Number.isFinite(seconds) || seconds <= 0) return null;
   const perSecond = table[String(v.size)] ?? table['*'];
   return perSecond === undefined ? null : usd(seconds * perSecond);
+}
+
+// The most each operation can cost, known before the call, for the budget reservation; null when the
+// model has no price. Each is at least what the matching cost function above charges afterwards.
+
+/**
+ * Embeddings: every input token bound at the model's price. The bound is the UTF-8 bytes of the input's
+ * JSON, which no tokenizer exceeds, and which is also at least the number of token ids of a token array.
+ */
+export function embeddingMaxCost(
+  provider: string,
+  model: string | null,
+  request: Record<string, unknown>,
+  operator: OperatorPrices = [],
+): number | null {
+  const price = embeddingPrice(provider, model, operator);
+  if (price === undefined) return null;
+  return usd((Buffer.byteLength(JSON.stringify(request.input ?? ''), 'utf8') * price) / 1e6);
+}
+
+// Output tokens of gpt-image-1's largest, highest-quality image (1536x1024, high).
+const MAX_IMAGE_OUTPUT_TOKENS = 6240;
+// Input tokens one input image can count for a token-priced image model, with room to spare.
+const MAX_IMAGE_INPUT_TOKENS = 10_000;
+
+/** The largest number in a nested table of per-image prices. */
+const largest = (table: Record<string, number> | undefined): number | undefined =>
+  table ? Math.max(...Object.values(table)) : undefined;
+
+/**
+ * Images: `n` images at the per-image price of the quality and size asked for (the dearest the model has
+ * when either is `auto` or absent and not a DALL·E default), plus, for a model that reports token usage,
+ * the prompt's tokens and each input image's.
+ */
+export function imageMaxCost(
+  provider: string,
+  model: string | null,
+  request: Record<string, unknown>,
+  inputImages = 0,
+): number | null {
+  const prices = pricesFor(provider);
+  const perImage = prices && lookup(prices.imagesPerImage, model);
+  const perToken = prices && lookup(prices.imageTokens, model);
+  if (!perImage && !perToken) return null;
+  const n = Math.max(1, Math.floor(Number(request.n ?? 1)) || 1);
+  const quality = typeof request.quality === 'string' ? request.quality : 'standard';
+  const qualities = perImage?.[quality] ? [perImage[quality]] : Object.values(perImage ?? {});
+  const size = typeof request.size === 'string' ? request.size : '';
+  const each = Math.max(
+    0,
+    ...qualities.map((q) => q[size] ?? largest(q) ?? 0),
+    perToken ? (MAX_IMAGE_OUTPUT_TOKENS * perToken.output) / 1e6 : 0,
+  );
+  const prompt = typeof request.prompt === 'string' ? Buffer.byteLength(request.prompt, 'utf8') : 0;
+  const input = perToken
+    ? (prompt * perToken.text_input + inputImages * MAX_IMAGE_INPUT_TOKENS * perToken.image_input) / 1e6
+    : 0;
+  return usd(n * each + input);
+}
+
+/** Speech: the input's characters are known before the call, so the bound is the cost itself. */
+export function speechMaxCost(
+  provider: string,
+  model: string | null,
+  request: Record<string, unknown>,
+): number | null {
+  return speechCost(provider, model, request).cost;
+}
+
+// The fewest bytes a second of audio takes in any format the API accepts (Opus at 6 kbit/s).
+const MIN_AUDIO_BYTES_PER_SECOND = 750;
+// Token rates of token-priced transcription models per second of audio, with room to spare.
+const MAX_AUDIO_TOKENS_PER_SECOND = 25;
+const MAX_TEXT_TOKENS_PER_SECOND = 10;
+
+/**
+ * Transcription and translation: the longest the uploaded audio can play (its bytes at the lowest
+ * bitrate) at the per-minute price, or at the token rates of a token-priced model.
+ */
+export function transcriptionMaxCost(
+  provider: string,
+  model: string | null,
+  audioBytes: number,
+  request: Record<string, unknown>,
+): number | null {
+  const prices = pricesFor(provider);
+  const seconds = audioBytes / MIN_AUDIO_BYTES_PER_SECOND;
+  const perToken = prices && lookup(prices.transcriptionTokens, model);
+  if (perToken) {
+    const prompt = typeof request.prompt === 'string' ? Buffer.byteLength(request.prompt, 'utf8') : 0;
+    return usd(
+      (prompt * perToken.text_input +
+        seconds * MAX_AUDIO_TOKENS_PER_SECOND * perToken.audio_input +
+        seconds * MAX_TEXT_TOKENS_PER_SECOND * perToken.output) /
+        1e6,
+    );
+  }
+  const perMinute = prices && lookup(prices.transcriptionPerMinute, model);
+  return perMinute === undefined ? null : usd((seconds / 60) * perMinute);
 }

@@ -16,7 +16,15 @@ import { credentialMasker } from '../core/secret-mask';
 import { BudgetLedger, BudgetReservation, type LimitHolder, periodOf } from './budget';
 import { buildPlan, type PlanNode, type PlanTarget, type RouteOverrides } from './plan';
 import { enforceModel, enforceTarget, policies, type RequestPolicy, userHolder } from './policy';
-import { costOf, maxCostOf, maxOutputTokens, priceOf, pricingReady, tokenBound } from './pricing';
+import {
+  costOf,
+  maxCostOf,
+  maxOutputTokens,
+  type OperatorPrices,
+  priceOf,
+  pricingReady,
+  tokenBound,
+} from './pricing';
 import { RateReservation } from './rate-limits';
 import { type AttemptSuccess, Router } from './router';
 import {
@@ -56,10 +64,16 @@ export interface RouteOptions {
   defaults?: RouteOverrides;
   /**
    * The most tokens the request can use: an upper bound of its input, and its output limit (undefined:
-   * the model's maximum). Budgets reserve the cost of this before the call. An operation without it
-   * (media, files) is refused once a budget is spent and charged after, but reserves nothing.
+   * the model's maximum). Budgets reserve the cost of this before the call; tokens-per-minute limits
+   * reserve its tokens. An operation with neither this nor `maxCost` (files, vector stores) is refused
+   * once a budget is spent, and reserves nothing.
    */
   bound?: TokenBound;
+  /**
+   * The most the call can cost (USD) at a target's provider and model, for operations not priced by
+   * chat tokens (embeddings, images, audio); null when the model has no price. Wins over `bound` for budgets.
+   */
+  maxCost?: (provider: string, model: string | undefined, operator: OperatorPrices) => number | null;
 }
 
 export interface TokenBound {
@@ -150,7 +164,7 @@ export async function routeModelCall<S extends AttemptSuccess>(
     const sent = typeof target.overrideParams.model === 'string' ? target.overrideParams.model : model;
     if (sent !== model && sent !== undefined) enforceModel(policy, sent);
     log.operatorPrices = [virtualKeyPrices(target), policy.prices];
-    budget = await reserve(state, policy, holders, target, sent, bound);
+    budget = await reserve(state, policy, holders, target, sent, options);
     return target;
   };
 
@@ -196,14 +210,19 @@ async function reserve(
   holders: LimitHolder[],
   target: ResolvedTarget,
   model: string | undefined,
-  bound: TokenBound | undefined,
+  { bound, maxCost }: RouteOptions,
 ): Promise<BudgetReservation | undefined> {
   const vkHolder = virtualKeyHolder(target);
 
   const all = vkHolder ? [...holders, vkHolder] : holders;
   if (!all.some((h) => h.limits.budget_limit !== null)) return undefined;
-  if (!bound || model === undefined) return BudgetReservation.take(all, 0, state.requestId);
   const operator = [virtualKeyPrices(target), policy.prices];
+  if (maxCost) {
+    const usd = maxCost(target.provider.name, model, operator);
+    if (usd === null) throw modelNotPriced(target.provider.name, model ?? '');
+    return BudgetReservation.take(all, usd, state.requestId);
+  }
+  if (!bound || model === undefined) return BudgetReservation.take(all, 0, state.requestId);
   const price = priceOf(target.provider.name, model, operator);
   if (!price) throw modelNotPriced(target.provider.name, model);
   const output = bound.maxOutputTokens ?? maxOutputTokens(target.provider.name, model, operator);
@@ -270,6 +289,8 @@ export interface Exchange {
   headers?: Record<string, string>;
   /** Which successful replies are kept open for the caller to stream, by content type. */
   keepOpen: (contentType: string) => boolean;
+  /** What stops the call: the client's signal unless the caller keeps reading after the client leaves. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -295,7 +316,7 @@ export async function exchange(
     method: req.method,
     headers: sentHeaders,
     body: req.body,
-    signal: state.clientSignal,
+    signal: req.signal ?? state.clientSignal,
     timeoutMs: target.timeoutMs,
   }).catch((error: unknown) => {
     log.upstreamLatencyMs = performance.now() - sentAt;

@@ -10,13 +10,18 @@ import type { OperationHandler } from './dispatch';
 import {
   type Costing,
   embeddingCost,
+  embeddingMaxCost,
   imageCost,
+  imageMaxCost,
   speechCost,
+  speechMaxCost,
   transcriptionCost,
+  transcriptionMaxCost,
   videoCost,
 } from './media-pricing';
 import { type CallSuccess, exchange, routeModelCall } from './model-call';
 import { type MultipartForm, readMultipart, replaceField } from './multipart';
+import { type OperatorPrices, tokenBound } from './pricing';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
 
@@ -33,6 +38,18 @@ export interface CostInput {
   /** The JSON reply; undefined for a binary reply. */
   reply: unknown;
   principal: Principal;
+  /** Prices the operator set on the virtual key and the workspace. */
+  operator: OperatorPrices;
+}
+
+/** What is known of a request before its call, to bound its cost. */
+export interface BoundInput {
+  provider: string;
+  model: string | null;
+  request: Record<string, unknown>;
+  /** Uploaded files of a multipart body: how many, and their bytes. */
+  files: { count: number; bytes: number };
+  operator: OperatorPrices;
 }
 
 export interface PassthroughSpec {
@@ -44,6 +61,11 @@ export interface PassthroughSpec {
   reply?: 'json' | 'binary';
   validate?: (body: Record<string, unknown>) => void;
   cost?: (input: CostInput) => Costing | null | Promise<Costing | null>;
+  /**
+   * The most the call can cost, reserved on every budget before it (null: the model has no price, refused
+   * under a budget). Operations charged per call have one; the reservation is settled to `cost`.
+   */
+  maxCost?: (input: BoundInput) => number | null;
   /** Multipart fields sent instead of the client's, and the client's reply made from the provider's. */
   reshape?: {
     fields(): Record<string, string>;
@@ -106,7 +128,9 @@ export const PASSTHROUGH: Record<string, PassthroughSpec> = {
       required(b, 'prompt');
       validSize(b);
     },
-    cost: ({ provider, model, request, reply }) => imageCost(provider, model, request, reply),
+    // DALL·E 2 is the model the API uses when the request names none.
+    cost: ({ provider, model, request, reply }) => imageCost(provider, model ?? 'dall-e-2', request, reply),
+    maxCost: ({ provider, model, request }) => imageMaxCost(provider, model ?? 'dall-e-2', request),
   },
   'images.edits': {
     request: 'body',
@@ -116,12 +140,16 @@ export const PASSTHROUGH: Record<string, PassthroughSpec> = {
       validSize(b);
     },
     cost: ({ provider, model, request, reply }) => imageCost(provider, model ?? 'dall-e-2', request, reply),
+    maxCost: ({ provider, model, request, files }) =>
+      imageMaxCost(provider, model ?? 'dall-e-2', request, files.count),
   },
   'images.variations': {
     request: 'body',
     multipartOnly: true,
     validate: validSize,
     cost: ({ provider, model, request, reply }) => imageCost(provider, model ?? 'dall-e-2', request, reply),
+    maxCost: ({ provider, model, request, files }) =>
+      imageMaxCost(provider, model ?? 'dall-e-2', request, files.count),
   },
   'videos.create': {
     request: 'body',
@@ -140,12 +168,16 @@ export const PASSTHROUGH: Record<string, PassthroughSpec> = {
     multipartOnly: true,
     validate: (b) => required(b, 'model'),
     cost: ({ provider, model, reply }) => transcriptionCost(provider, model, reply),
+    maxCost: ({ provider, model, request, files }) =>
+      transcriptionMaxCost(provider, model, files.bytes, request),
   },
   'audio.translations': {
     request: 'body',
     multipartOnly: true,
     validate: (b) => required(b, 'model'),
     cost: ({ provider, model, reply }) => transcriptionCost(provider, model, reply),
+    maxCost: ({ provider, model, request, files }) =>
+      transcriptionMaxCost(provider, model, files.bytes, request),
     // Only verbose_json replies say how long the audio was, which is what a translation costs.
     reshape: {
       fields: translationFields,
@@ -157,6 +189,7 @@ export const PASSTHROUGH: Record<string, PassthroughSpec> = {
     reply: 'binary',
     validate: (b) => required(b, 'model', 'input', 'voice'),
     cost: ({ provider, model, request }) => speechCost(provider, model, request),
+    maxCost: ({ provider, model, request }) => speechMaxCost(provider, model, request),
   },
 
   'files.create': { request: 'body', multipartOnly: true, validate: (b) => required(b, 'purpose') },
@@ -197,7 +230,8 @@ export const PASSTHROUGH: Record<string, PassthroughSpec> = {
         throw badRequest('input is required.', 'input', 'missing_required_parameter');
       }
     },
-    cost: ({ provider, model, reply }) => embeddingCost(provider, model, reply),
+    cost: ({ provider, model, reply, operator }) => embeddingCost(provider, model, reply, operator),
+    maxCost: ({ provider, model, request, operator }) => embeddingMaxCost(provider, model, request, operator),
   },
 };
 
@@ -281,6 +315,9 @@ function bodyFor(
   });
 }
 
+const filesBytes = (form: MultipartForm | undefined) =>
+  (form?.files ?? []).reduce((sum, file) => sum + file.bytes, 0);
+
 const isJson = (contentType: string) => /^application\/(.+\+)?json/i.test(contentType);
 
 /** The handler of one passthrough operation. */
@@ -315,13 +352,26 @@ export function passthrough(spec: PassthroughSpec): OperationHandler {
         keepOpen: (contentType) => spec.reply === 'binary' || !isJson(contentType),
       });
     };
-    const { target, success } = await routeModelCall(state, askedModel, attempt);
+    const files = { count: parsed.form?.files.length ?? 0, bytes: filesBytes(parsed.form) };
+    const maxCost = spec.maxCost;
+    const { target, success } = await routeModelCall(state, askedModel, attempt, {
+      maxCost: maxCost
+        ? (provider, model, operator) =>
+            maxCost({ provider, model: model ?? null, request: parsed.fields, files, operator })
+        : undefined,
+      // Embeddings count their input against tokens-per-minute limits.
+      bound:
+        operation.name === 'embeddings.create'
+          ? { inputTokens: tokenBound(JSON.stringify(parsed.fields.input ?? '')), maxOutputTokens: 0 }
+          : undefined,
+    });
     const costInput = (reply: unknown): CostInput => ({
       provider: target.provider.name,
       model: log.model,
       request: parsed.fields,
       reply,
       principal: state.principal as Principal,
+      operator: log.operatorPrices,
     });
 
     if (success.replyText !== undefined) {

@@ -8,7 +8,9 @@ import { TtlCache } from '../core/ttl-cache';
 import { guardrailResolver } from '../guardrails/resolve';
 import { PROVIDER_NAMES } from '../providers';
 import { type ApiKeyRecord, ControlStore, type WorkspaceRecord } from '../store/control-store';
+import { type SecretStore, secretStore } from '../store/secret-store';
 import type { BudgetPeriod, LimitHolder, Limits } from './budget';
+import type { BudgetAlertWebhook } from './budget-alerts';
 import { savedConfigs } from './saved-configs';
 
 // Policies: rules a workspace and an API key set for every model request, which callers cannot skip.
@@ -32,9 +34,16 @@ export interface Policy extends LimitFields {
   config?: string;
   /** The same budget and rate fields, applied to each end user (`user`) on its own. Workspace only. */
   user_limits?: LimitFields | null;
-  /** Where budget alerts are posted, signed with the secret. Workspace only. */
-  budget_alert_webhook?: { url: string; secret: string } | null;
+  /**
+   * Where budget alerts are posted, signed with a secret kept in the secret store (set as `secret`, stored
+   * as `secret_ref`, never in the control table). Workspace only.
+   */
+  budget_alert_webhook?: BudgetAlertWebhook | null;
 }
+
+/** Where a workspace's webhook secret lives in the secret store; `_webhooks` is never a key slug. */
+export const webhookSecretName = (organisationId: string, workspace: string) =>
+  `${organisationId}/${workspace}/_webhooks/budget-alert`;
 
 export const FIELDS = new Set([
   'input_guardrails',
@@ -109,8 +118,13 @@ export async function parsePolicy(
   holder: 'workspace' | 'api_key',
   organisationId: string,
   workspace: string,
+  secrets: SecretStore = secretStore(),
 ): Promise<Policy | null> {
-  if (value === null) return null;
+  const secretName = webhookSecretName(organisationId, workspace);
+  if (value === null) {
+    if (holder === 'workspace') await secrets.delete(secretName);
+    return null;
+  }
   if (!isObject(value)) throw badRequest('policy must be an object, or null.', 'policy', 'invalid_policy');
   const problems: string[] = [];
   const unknown = Object.keys(value).filter((key) => !FIELDS.has(key));
@@ -154,6 +168,8 @@ export async function parsePolicy(
       problems.push(`policy.user_limits must hold only ${[...LIMIT_FIELDS].join(', ')}`);
     } else policy.user_limits = parseLimits(u, 'policy.user_limits.', problems);
   }
+  // A webhook given without its secret keeps the one already stored (a policy read back and sent again).
+  let webhookSecret: string | undefined;
   if (value.budget_alert_webhook !== undefined) {
     const w = value.budget_alert_webhook;
     if (holder !== 'workspace') problems.push('policy.budget_alert_webhook is set on the workspace policy');
@@ -162,18 +178,23 @@ export async function parsePolicy(
       !isObject(w) ||
       typeof w.url !== 'string' ||
       !/^https?:\/\//.test(w.url) ||
-      typeof w.secret !== 'string' ||
-      w.secret.length < 16
+      (w.secret !== undefined && (typeof w.secret !== 'string' || w.secret.length < 16)) ||
+      (w.secret === undefined && (await secrets.get(secretName)) === undefined)
     ) {
       problems.push(
         'policy.budget_alert_webhook must be {"url": an http(s) URL, "secret": 16 or more characters}',
       );
-    } else policy.budget_alert_webhook = { url: w.url, secret: w.secret };
+    } else {
+      webhookSecret = typeof w.secret === 'string' ? w.secret : undefined;
+      policy.budget_alert_webhook = { url: w.url, secret_ref: secretName };
+    }
   }
   if (problems.length > 0)
     throw badRequest(`Invalid policy: ${problems.join('; ')}.`, 'policy', 'invalid_policy');
   // Compiling refuses unknown guardrail ids and checks that cannot run.
   await guardrailResolver.resolve(policy, organisationId, workspace);
+  if (webhookSecret !== undefined) await secrets.put(secretName, webhookSecret);
+  else if (holder === 'workspace' && !policy.budget_alert_webhook) await secrets.delete(secretName);
   return policy;
 }
 
@@ -245,7 +266,7 @@ export interface RequestPolicy {
   holders: LimitHolder[];
   userLimits: Limits | undefined;
   prices: Record<string, ModelPrice> | undefined;
-  webhook: { url: string; secret: string } | undefined;
+  webhook: BudgetAlertWebhook | undefined;
   /** `override_params` of the policies' configs, the workspace's winning. */
   pinnedParams: Record<string, unknown>;
   /** The config to use when the request names none: the API key's, else the workspace's. */

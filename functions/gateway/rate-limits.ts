@@ -1,6 +1,6 @@
 import { type GatewayError, rateLimited } from '../core/errors';
 import { CounterStore } from '../store/counter-store';
-import type { LimitHolder } from './budget';
+import { inHolderOrder, type LimitHolder } from './budget';
 
 const counters = new CounterStore();
 
@@ -56,7 +56,7 @@ export class RateReservation {
       limit: number;
       hold: WindowHold;
     }> = [];
-    for (const holder of holders) {
+    for (const holder of inHolderOrder(holders)) {
       const { requests_per_minute: rpm, tokens_per_minute: tpm } = holder.limits;
       if (rpm !== null) {
         wanted.push({

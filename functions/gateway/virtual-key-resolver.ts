@@ -1,8 +1,8 @@
-import { badRequest, budgetExceeded, rateLimited, virtualKeyUnavailable } from '../core/errors';
+import { badRequest, rateLimited, virtualKeyUnavailable } from '../core/errors';
 import { ControlStore, type VirtualKeyRecord } from '../store/control-store';
 import { CounterStore, type VirtualKeyState } from '../store/counter-store';
 import { type SecretStore, secretStore } from '../store/secret-store';
-import { budgetStatus, candidatePeriods } from './budget';
+import { periodOf } from './budget';
 
 /** A virtual key ready for one request: its description, enforced state, period and credential. */
 export interface ResolvedVirtualKey {
@@ -17,14 +17,15 @@ export const unknownVirtualKey = (slug: string, param: string) =>
 
 interface CacheEntry {
   record: VirtualKeyRecord;
+  state: VirtualKeyState;
   expires: number;
 }
 
 /**
- * Finds a virtual key by slug in the caller's workspace and lets a request through only when its budget
- * and rate limit allow. The description (provider, host, account ids) is cached briefly per container;
- * the enforced state and the spend are read strongly every time, in the same round trip as the cached
- * credential, so an exhausted budget, a raised limit or a deletion take effect at once.
+ * Finds a virtual key by slug in the caller's workspace and lets a request through only when its rate
+ * limit allows. The description and the enforced state (budget definition, rate limit) are cached briefly
+ * per container and dropped at once in the container that changes them; the budget itself is enforced by
+ * the reservation on the key's spend item (model-call.ts), so no read of the spend is on the request path.
  */
 export class VirtualKeyResolver {
   private readonly cache = new Map<string, CacheEntry>();
@@ -48,17 +49,21 @@ export class VirtualKeyResolver {
     organisationId: string,
     workspace: string,
     slug: string,
-  ): Promise<VirtualKeyRecord | undefined> {
+  ): Promise<CacheEntry | undefined> {
     const id = `${organisationId}/${workspace}/${slug}`;
     const now = Date.now();
     const hit = this.cache.get(id);
-    if (hit && hit.expires > now) return hit.record;
+    if (hit && hit.expires > now) return hit;
     const record = await this.control.getVirtualKey(organisationId, workspace, slug);
     // Misses are not cached: a key created a moment ago must work in every container at once.
     if (!record) return undefined;
+    // Deleted (the state goes first), or a record of an older key with this slug: not cached either.
+    const { state } = await this.counters.readBudget(record.id, []);
+    if (!state) return undefined;
     if (this.cache.size >= 10_000) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(id, { record, expires: now + this.ttl() });
-    return record;
+    const entry = { record, state, expires: now + this.ttl() };
+    this.cache.set(id, entry);
+    return entry;
   }
 
   async resolve(
@@ -67,27 +72,18 @@ export class VirtualKeyResolver {
     slug: string,
     param: string,
   ): Promise<ResolvedVirtualKey> {
-    const record = await this.describe(organisationId, workspace, slug);
-    if (!record) throw unknownVirtualKey(slug, param);
+    const described = await this.describe(organisationId, workspace, slug);
+    if (!described) throw unknownVirtualKey(slug, param);
+    const { record, state } = described;
     const now = new Date();
-    const [budget, credential] = await Promise.all([
-      this.counters.readBudget(record.id, candidatePeriods(now)),
+    const [credential] = await Promise.all([
       this.secrets.get(record.secret_name),
+      state.requests_per_minute !== null ? this.takeRate(record, state.requests_per_minute, now) : undefined,
     ]);
-    const state = budget.state;
-    if (!state) {
-      // Deleted (the state goes first), or the cached description is of an older key with this slug.
-      this.invalidate(organisationId, workspace, slug);
-      throw unknownVirtualKey(slug, param);
-    }
-    const status = budgetStatus(state, budget.spent, now);
-    if (status.limit !== null && status.spent >= status.limit)
-      throw budgetExceeded('virtual_key', slug, status.limit);
-    if (state.requests_per_minute !== null) await this.takeRate(record, state.requests_per_minute, now);
     if (credential === undefined) {
       throw virtualKeyUnavailable(slug);
     }
-    return { record, state, period: status.period, credential };
+    return { record, state, period: periodOf(state, now), credential };
   }
 
   private async takeRate(record: VirtualKeyRecord, limit: number, now: Date): Promise<void> {

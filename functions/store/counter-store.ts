@@ -129,13 +129,16 @@ export class CounterStore {
     return { state, spent };
   }
 
-  /** Adds `usd` to a period's spend in one atomic ADD; returns the new total. */
+  /**
+   * Adds `usd` to a period's spend in one atomic ADD; returns the new total. `held` grows with it, so a
+   * budget set later counts what was already spent.
+   */
   async addSpend(virtualKeyId: string, period: string, usd: number): Promise<number> {
     const out = await this.db.send(
       new UpdateCommand({
         TableName: TABLE(),
         Key: { pk: vkKey(virtualKeyId), sk: `SPEND#${period}` },
-        UpdateExpression: 'ADD spent :usd',
+        UpdateExpression: 'ADD spent :usd, held :usd',
         ExpressionAttributeValues: { ':usd': usd },
         ReturnValues: 'UPDATED_NEW',
       }),
@@ -221,8 +224,12 @@ export class CounterStore {
             TableName: TABLE(),
             Key: { pk, sk },
             UpdateExpression: 'ADD held :usd SET #r = :entry',
-            // No arithmetic in conditions: `held` already is spent plus reservations.
-            ConditionExpression: 'attribute_not_exists(held) OR held <= :room',
+            // No arithmetic in conditions: `held` already is spent plus reservations. A reservation of
+            // nothing (an operation without a price bound) still needs room left.
+            ConditionExpression:
+              usd > 0
+                ? 'attribute_not_exists(held) OR held <= :room'
+                : 'attribute_not_exists(held) OR held < :room',
             ExpressionAttributeNames: { '#r': hold.attribute },
             ExpressionAttributeValues: {
               ':usd': usd,

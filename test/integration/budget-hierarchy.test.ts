@@ -248,20 +248,27 @@ describe('nothing is free by accident', () => {
       }
       res.end(sseData('[DONE]'));
     });
-    const stream = await gw
-      .client({ headers: { 'x-gateway-provider': '@abandoned' } })
-      .chat.completions.create({
-        model: 'gpt-4o-mini',
-        messages: [{ role: 'user', content: 'go' }],
-        stream: true,
-      })
-      .withResponse();
-    const id = stream.response.headers.get('x-gateway-request-id') as string;
-    let seen = 0;
-    for await (const _ of stream.data) {
-      if (++seen === 3) break;
+    // The provider never sends usage: the gateway reads on for it only briefly, then estimates.
+    process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS = '100';
+    let entry: Awaited<ReturnType<typeof waitForLog>>;
+    try {
+      const stream = await gw
+        .client({ headers: { 'x-gateway-provider': '@abandoned' } })
+        .chat.completions.create({
+          model: 'gpt-4o-mini',
+          messages: [{ role: 'user', content: 'go' }],
+          stream: true,
+        })
+        .withResponse();
+      const id = stream.response.headers.get('x-gateway-request-id') as string;
+      let seen = 0;
+      for await (const _ of stream.data) {
+        if (++seen === 3) break;
+      }
+      entry = await waitForLog(gw, id);
+    } finally {
+      delete process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS;
     }
-    const entry = await waitForLog(gw, id);
     expect(entry.status).toBe(499);
     expect(entry.usage.estimated).toBe(true);
     expect(entry.usage.prompt_tokens).toBeGreaterThan(0);

@@ -233,6 +233,9 @@ export class RealtimeSocketRoutes {
         entry.provider = target.provider.name;
         entry.virtual_key = target.virtualKeySlug;
         enforceTarget(policy, target.provider.name, !!planned.customHost);
+        // Nor is a session opened on a virtual key whose budget cannot take anything more.
+        const vkBudget = virtualKeyHolder(target);
+        if (vkBudget) await (await BudgetReservation.take([vkBudget], 0, logId)).release();
         return target;
       };
       router = new Router(prepare, async () => ({ status: 101 }), new AbortController().signal);

@@ -1,0 +1,262 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  chunk,
+  type FakeOpenAI,
+  openSse,
+  sendJson,
+  sleep,
+  sseData,
+  startFakeOpenAI,
+} from '../support/fake-openai';
+import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+
+// Every priced operation reserves the most it can cost before its call, like chat. An embedding of a
+// 100,000-character input is bounded by the 100,002 bytes of the input's JSON; the fake reports exactly
+// that many tokens, so each request costs its whole reservation (text-embedding-3-large, 0.13 USD per
+// million: 0.01300026 USD). A DALL·E 3 HD portrait costs 0.12 USD, which is also its reservation.
+const INPUT = 'a'.repeat(100_000);
+const EMBEDDING_TOKENS = INPUT.length + 2;
+const EMBEDDING_USD = (EMBEDDING_TOKENS * 0.13) / 1e6;
+const IMAGE_USD = 0.12;
+
+let gw: TestGateway;
+let fake: FakeOpenAI;
+
+beforeAll(async () => {
+  [gw, fake] = await Promise.all([startTestGateway(), startFakeOpenAI()]);
+});
+afterAll(async () => {
+  await Promise.all([gw.stop(), fake.close()]);
+});
+beforeEach(() => {
+  fake.reset();
+  fake.use(async (req, res) => {
+    // Slow enough that every request of a flood is in flight before the first is settled.
+    await sleep(20);
+    if (req.path.startsWith('/v1/embeddings')) {
+      sendJson(res, 200, {
+        object: 'list',
+        model: req.body.model,
+        data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2] }],
+        usage: { prompt_tokens: EMBEDDING_TOKENS, total_tokens: EMBEDDING_TOKENS },
+      });
+    } else {
+      sendJson(res, 200, { created: 1, data: [{ url: 'https://images.example/1.png' }] });
+    }
+  });
+});
+
+async function createVirtualKey(slug: string, body: Record<string, unknown> = {}) {
+  const res = await gw.api('POST', '/virtual-keys', {
+    name: slug,
+    slug,
+    provider: 'openai',
+    key: 'sk-budget',
+    custom_host: fake.url,
+    ...body,
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+}
+
+const statusOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 200,
+    (e: unknown) => {
+      if (!(e instanceof OpenAI.APIError)) throw e;
+      expect(e.status).toBe(412);
+      expect(e.code).toBe('budget_exceeded');
+      return 412;
+    },
+  );
+
+/** Polls a key's spend until it stops changing: settlements land just after each reply's last byte. */
+async function settledSpend(slug: string): Promise<number> {
+  const read = async () => Number((await gw.api('GET', `/virtual-keys/${slug}`)).body.spent);
+  let last = await read();
+  for (let i = 0; i < 100; i++) {
+    await sleep(30);
+    const now = await read();
+    if (now === last) return now;
+    last = now;
+  }
+  return last;
+}
+
+describe('every priced operation reserves its cost', () => {
+  it('concurrent embeddings against a budget worth 10 of them serve 10 and spend at most the limit', async () => {
+    const limit = EMBEDDING_USD * 10.5;
+    await createVirtualKey('vk-embed', { budget_limit: limit });
+    const client = gw.client({ headers: { 'x-gateway-provider': '@vk-embed' } });
+    const statuses = await Promise.all(
+      Array.from({ length: 40 }, () =>
+        statusOf(
+          client.embeddings.create({
+            model: 'text-embedding-3-large',
+            input: INPUT,
+            encoding_format: 'float',
+          }),
+        ),
+      ),
+    );
+    expect(statuses.filter((s) => s === 200).length).toBe(10);
+    expect(fake.requests.length).toBe(10);
+    const spent = await settledSpend('vk-embed');
+    expect(spent).toBeCloseTo(EMBEDDING_USD * 10, 10);
+    expect(spent).toBeLessThanOrEqual(limit);
+  });
+
+  it('concurrent image generations against a budget worth 3 of them serve 3 and spend at most the limit', async () => {
+    const limit = IMAGE_USD * 3 + 0.05;
+    await createVirtualKey('vk-images', { budget_limit: limit });
+    const client = gw.client({ headers: { 'x-gateway-provider': '@vk-images' } });
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        statusOf(
+          client.images.generate({
+            model: 'dall-e-3',
+            prompt: 'a lighthouse',
+            quality: 'hd',
+            size: '1024x1792',
+          }),
+        ),
+      ),
+    );
+    expect(statuses.filter((s) => s === 200).length).toBe(3);
+    expect(fake.requests.length).toBe(3);
+    const spent = await settledSpend('vk-images');
+    expect(spent).toBeCloseTo(IMAGE_USD * 3, 10);
+    expect(spent).toBeLessThanOrEqual(limit);
+  });
+
+  it('an unpriced embedding model is refused under a budget and served without one', async () => {
+    await createVirtualKey('vk-embed-budget', { budget_limit: 5 });
+    await createVirtualKey('vk-embed-free');
+    const create = (slug: string) =>
+      gw
+        .client({ headers: { 'x-gateway-provider': `@${slug}` } })
+        .embeddings.create({ model: 'house-embedder', input: 'hi', encoding_format: 'float' });
+    const refused = await create('vk-embed-budget').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OpenAI.APIError);
+    expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
+    expect((refused as InstanceType<typeof OpenAI.APIError>).code).toBe('model_not_priced');
+    expect(fake.requests.length).toBe(0);
+    expect((await create('vk-embed-free')).data).toHaveLength(1);
+  });
+
+  it('speech reserves its cost: a budget smaller than one input is refused before the call', async () => {
+    // tts-1 costs 15 USD per million characters: 10,000 characters are 0.15 USD.
+    await createVirtualKey('vk-speech', { budget_limit: 0.1 });
+    const client = gw.client({ headers: { 'x-gateway-provider': '@vk-speech' } });
+    const refused = await client.audio.speech
+      .create({ model: 'tts-1', voice: 'alloy', input: 'b'.repeat(10_000) })
+      .catch((e: unknown) => e);
+    expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(412);
+    expect((refused as InstanceType<typeof OpenAI.APIError>).param).toBe('virtual_key');
+    expect(fake.requests.length).toBe(0);
+  });
+});
+
+describe('refusals name one holder, whichever refuses first', () => {
+  it('names the virtual key before the user when both refuse', async () => {
+    const ws = await gw.api('POST', '/workspaces', { name: 'ws-order', slug: 'ws-order' });
+    expect(ws.status).toBe(201);
+    const patched = await gw.api('PATCH', '/workspaces/ws-order', {
+      policy: { user_limits: { budget_limit: 0.000001 } },
+    });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    const key = await gw.api('POST', '/api-keys', {
+      name: 'order',
+      type: 'workspace',
+      workspace: 'ws-order',
+      scopes: ['completions.write'],
+    });
+    expect(key.status).toBe(201);
+    const vk = await gw.api('POST', '/virtual-keys?workspace=ws-order', {
+      name: 'vk-order',
+      slug: 'vk-order',
+      workspace: 'ws-order',
+      provider: 'openai',
+      key: 'sk-budget',
+      custom_host: fake.url,
+      budget_limit: 0.000001,
+    });
+    expect(vk.status, JSON.stringify(vk.body)).toBe(201);
+    const client = gw.client({ gatewayKey: key.body.key, headers: { 'x-gateway-provider': '@vk-order' } });
+    for (let i = 0; i < 3; i++) {
+      const error = await client.embeddings
+        .create({ model: 'text-embedding-3-large', input: INPUT, user: 'carol', encoding_format: 'float' })
+        .then(
+          () => undefined,
+          (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+        );
+      expect(error?.status).toBe(412);
+      expect(error?.param).toBe('virtual_key');
+    }
+    expect(fake.requests.length).toBe(0);
+  });
+});
+
+describe('a stream the client abandons', () => {
+  /** A provider that streams three words at once and its usage chunk only after `delayMs`. */
+  const lateUsage = (delayMs: number) =>
+    fake.use(async (req, res) => {
+      const model = String(req.body.model);
+      openSse(res);
+      for (const word of ['one ', 'two ', 'three ']) res.write(sseData(chunk(model, { content: word })));
+      await sleep(delayMs);
+      if (res.destroyed) return;
+      res.write(sseData(chunk(model, {}, 'stop')));
+      res.write(
+        sseData({
+          id: 'chatcmpl-late',
+          object: 'chat.completion.chunk',
+          created: 1,
+          model,
+          choices: [],
+          usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
+        }),
+      );
+      res.end(sseData('[DONE]'));
+    });
+
+  async function abandon(slug: string): Promise<string> {
+    const stream = await gw
+      .client({ headers: { 'x-gateway-provider': `@${slug}` } })
+      .chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'go' }],
+        stream: true,
+      })
+      .withResponse();
+    for await (const _ of stream.data) break;
+    return stream.response.headers.get('x-gateway-request-id') as string;
+  }
+
+  it("is charged the provider's usage when it arrives after the client left", async () => {
+    await createVirtualKey('vk-late-usage', { budget_limit: 5 });
+    lateUsage(300);
+    const entry = await waitForLog(gw, await abandon('vk-late-usage'));
+    expect(entry.status).toBe(499);
+    expect(entry.usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
+    expect(entry.usage.estimated).toBeUndefined();
+    // gpt-4o-mini: 0.15 USD per million input tokens, 0.60 per million output tokens.
+    expect(entry.cost).toBeCloseTo((11 * 0.15 + 7 * 0.6) / 1e6, 12);
+    expect(await settledSpend('vk-late-usage')).toBeCloseTo(entry.cost, 12);
+  });
+
+  it('falls back to the estimate when the usage does not come within GATEWAY_ABANDONED_STREAM_DRAIN_MS', async () => {
+    await createVirtualKey('vk-no-usage', { budget_limit: 5 });
+    lateUsage(1500);
+    process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS = '50';
+    try {
+      const entry = await waitForLog(gw, await abandon('vk-no-usage'));
+      expect(entry.status).toBe(499);
+      expect(entry.usage.estimated).toBe(true);
+      expect(entry.usage.completion_tokens).toBeGreaterThan(0);
+      expect(entry.cost).toBeGreaterThan(0);
+    } finally {
+      delete process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS;
+    }
+  });
+});
