@@ -59,6 +59,19 @@ export interface VirtualKey {
   period: string;
 }
 
+/** What the signed-in key or token may do: `caller` of `GET /v1/organisation`. */
+export interface Caller {
+  type: 'api_key' | 'jwt';
+  workspace: string;
+  organisation_admin: boolean;
+  scopes: string[];
+}
+
+/** Whether the caller holds a scope, or is an organisation admin (`'admin'`). */
+export function can(caller: Caller, need: string): boolean {
+  return caller.organisation_admin || (need !== 'admin' && caller.scopes.includes(need));
+}
+
 export interface ListReply<T> {
   object: 'list';
   data: T[];

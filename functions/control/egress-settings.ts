@@ -51,7 +51,9 @@ function parseSettings(input: unknown): EgressSettings {
     });
   }
   if (problems.length > 0) {
-    throw badRequest(`Invalid egress settings: ${problems.join('; ')}.`, null, 'invalid_egress_settings');
+    // `param` names the first wrong field, so that a form can show the message there.
+    const param = problems[0]?.split(' ')[0] ?? null;
+    throw badRequest(`Invalid egress settings: ${problems.join('; ')}.`, param, 'invalid_egress_settings');
   }
   return {
     allow_custom_hosts: body.allow_custom_hosts as boolean,

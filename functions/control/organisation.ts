@@ -3,6 +3,7 @@ import { badRequest, GatewayError, notFound } from '../gateway/errors';
 import { newId } from '../gateway/ids';
 import {
   limitsOf,
+  type Policy,
   parsePolicy,
   policies,
   presentPolicy,
@@ -10,6 +11,7 @@ import {
   workspaceHolderKey,
 } from '../gateway/policy';
 import type { ModelPrice } from '../gateway/pricing-data';
+import { SCOPES } from '../operations';
 import { ControlStore, type WorkspaceRecord } from '../store/control-store';
 import { asObject } from './api-keys';
 import type { Principal } from './principal';
@@ -77,6 +79,13 @@ export class OrganisationService {
       name: org.name,
       created_at: org.created_at,
       workspaces: visible.map((w) => ({ id: w.id, slug: w.slug, name: w.name })),
+      // What the caller may do, so that a client (the dashboard) offers only those actions.
+      caller: {
+        type: caller.type,
+        workspace: caller.workspace,
+        organisation_admin: caller.isOrganisationAdmin,
+        scopes: caller.isOrganisationAdmin ? [...SCOPES] : [...caller.scopes],
+      },
     };
   }
 
@@ -104,7 +113,12 @@ export class OrganisationService {
     const ws = await this.getWorkspace(caller, slug);
     const next: WorkspaceRecord = { ...ws, updated_at: new Date().toISOString() };
     if (body.policy !== undefined) {
-      const policy = await parsePolicy(body.policy, 'workspace', caller.organisationId, slug);
+      const policy = await parsePolicy(
+        keepWebhookSecret(body.policy, readPolicy(ws.policy_json)),
+        'workspace',
+        caller.organisationId,
+        slug,
+      );
       if (policy) next.policy_json = JSON.stringify(policy);
       else delete next.policy_json;
     }
@@ -145,6 +159,19 @@ export class OrganisationService {
     }
     return ws;
   }
+}
+
+/**
+ * A policy whose webhook names the stored URL without a secret keeps the stored secret: reads never show
+ * it, so a client editing other fields could not send it back.
+ */
+function keepWebhookSecret(value: unknown, stored: Policy | undefined): unknown {
+  const hook = isObject(value) ? value.budget_alert_webhook : undefined;
+  const kept = stored?.budget_alert_webhook;
+  if (!isObject(value) || !isObject(hook) || !kept || hook.url !== kept.url || hook.secret !== undefined) {
+    return value;
+  }
+  return { ...value, budget_alert_webhook: { url: kept.url, secret: kept.secret } };
 }
 
 function slugify(name: string): string {

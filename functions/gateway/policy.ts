@@ -170,8 +170,11 @@ export async function parsePolicy(
       );
     } else policy.budget_alert_webhook = { url: w.url, secret: w.secret };
   }
-  if (problems.length > 0)
-    throw badRequest(`Invalid policy: ${problems.join('; ')}.`, 'policy', 'invalid_policy');
+  if (problems.length > 0) {
+    // `param` names the first wrong field (`policy.budget_limit`), so that a form can show it there.
+    const param = problems[0]?.split(' ')[0] ?? 'policy';
+    throw badRequest(`Invalid policy: ${problems.join('; ')}.`, param, 'invalid_policy');
+  }
   // Compiling refuses unknown guardrail ids and checks that cannot run.
   await guardrailResolver.resolve(policy, organisationId, workspace);
   return policy;
