@@ -12,6 +12,7 @@ import {
   fieldError,
   formatDate,
   useConfirm,
+  useFocusOnMount,
   useLoad,
   useSubmit,
 } from '../ui';
@@ -61,6 +62,7 @@ function EditKey({
   onDone: () => void;
 }) {
   const [name, setName] = useState(apiKey.name);
+  const first = useFocusOnMount<HTMLInputElement>();
   const [draft, setDraft] = useState(() => policyDraft(apiKey.policy));
   const form = useSubmit(async () => {
     await api.send('PATCH', `/api-keys/${encodeURIComponent(apiKey.id)}`, {
@@ -79,7 +81,13 @@ function EditKey({
       <h3>Edit {apiKey.name}</h3>
       <label>
         Name
-        <input name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        <input
+          ref={first}
+          name="name"
+          required
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
         <FieldError error={form.error} name="name" />
       </label>
       <PolicyFields

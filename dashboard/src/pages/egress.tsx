@@ -33,7 +33,7 @@ function EgressForm({ api, value }: { api: GatewayApi; value: EgressSettings }) 
   const [saved, setSaved] = useState(value);
   const save = useSubmit(async () => {
     const allowed_hosts = hosts
-      .split(/[\s,]+/)
+      .split(/[\n,]+/)
       .map((h) => h.trim())
       .filter(Boolean);
     setSaved(

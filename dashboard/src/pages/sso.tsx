@@ -63,7 +63,7 @@ function draftOf(s: SsoSettings): Draft {
     workspace: s.workspace ?? '',
     scopesBy: s.scopes_claim ? 'claim' : 'fixed',
     scopes_claim: s.scopes_claim ?? '',
-    gateway_scopes: s.gateway_scopes ?? [],
+    gateway_scopes: s.gateway_scopes ?? blank.gateway_scopes,
   };
 }
 

@@ -10,6 +10,7 @@ import {
   FormError,
   formatDate,
   useConfirm,
+  useFocusOnMount,
   useLoad,
   useSubmit,
 } from '../ui';
@@ -42,13 +43,21 @@ function WorkspacePolicy({
   slug: string;
   onClose?: () => void;
 }) {
+  const heading = useFocusOnMount<HTMLHeadingElement>();
   const detail = useLoad(
     () => api.get<WorkspaceDetail>(`/workspaces/${encodeURIComponent(slug)}`),
     [api, slug],
   );
   return (
-    <div class="card" data-workspace-policy={slug}>
-      <h3>Policy of {slug}</h3>
+    <div
+      class="card"
+      data-workspace-policy={slug}
+      // Escape closes the panel, unless it closes a confirmation dialog inside it.
+      onKeyDown={(e) => e.key === 'Escape' && !(e.target as Element).closest('dialog') && onClose?.()}
+    >
+      <h3 ref={heading} tabIndex={-1}>
+        Policy of {slug}
+      </h3>
       <Alert text={detail.error} />
       {detail.data && (
         <PolicyEditor
