@@ -309,7 +309,9 @@ export function PolicyFields({
     <div class="policy-fields" data-policy={holder}>
       <div class="form-grid">
         <label class="wide">
-          Allowed models (comma separated; <code>prefix*</code> matches a prefix; empty allows all)
+          <span>
+            Allowed models (comma separated; <code>prefix*</code> matches a prefix; empty allows all)
+          </span>
           <input
             name="allowed_models"
             value={value.allowed_models}

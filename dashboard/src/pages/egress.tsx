@@ -63,8 +63,10 @@ function EgressForm({ api, value }: { api: GatewayApi; value: EgressSettings }) 
       </label>
       <FieldError error={save.error} name="allow_custom_hosts" />
       <label>
-        Allowed hosts (one per line: <code>host</code>, <code>host:port</code> or <code>*.domain</code>; empty
-        allows any host that passes the address guard)
+        <span>
+          Allowed hosts (one per line: <code>host</code>, <code>host:port</code> or <code>*.domain</code>; empty
+          allows any host that passes the address guard)
+        </span>
         <textarea
           name="allowed_hosts"
           class="code"
