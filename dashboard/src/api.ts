@@ -13,6 +13,8 @@ export interface Attempt {
   virtual_key: string | null;
   status: number | null;
   latency_ms: number;
+  /** The backoff waited before this attempt (0 for a first try); absent in entries written before it. */
+  wait_ms?: number;
   error: string | null;
 }
 

@@ -89,12 +89,21 @@ export function LogDetail({ api, id, onBack }: { api: GatewayApi; id: string; on
           <dl class="timings">
             <Row label="Latency">{formatMs(entry.latency_ms)}</Row>
             <Row label="Upstream (serving attempt)">{formatMs(t.upstreamMs)}</Row>
-            {attempts.length > 1 && <Row label="Earlier attempts">{formatMs(t.earlierAttemptsMs)}</Row>}
+            {attempts.length > 1 && (
+              <Row label="Earlier attempts">
+                <span data-earlier-ms={t.earlierAttemptsMs}>{formatMs(t.earlierAttemptsMs)}</span>
+              </Row>
+            )}
+            {t.retries > 0 && !t.includesWaits && (
+              <Row label="Retry waits">
+                <span data-waits-ms={t.retryWaitsMs}>{formatMs(t.retryWaitsMs)}</span>
+              </Row>
+            )}
             <Row label="First chunk">{formatMs(entry.first_chunk_ms)}</Row>
             <Row label={t.includesWaits ? 'Gateway time and retry waits' : 'Gateway time'}>
               <span data-gateway-ms={t.gatewayMs ?? ''}>{formatMs(t.gatewayMs)}</span>
               {t.includesWaits && (
-                <span class="muted small"> (the log entry does not time the backoff waits apart)</span>
+                <span class="muted small"> (this older entry does not time the backoff waits apart)</span>
               )}
             </Row>
             <Row label="Retries / fallback">
@@ -143,6 +152,7 @@ export function LogDetail({ api, id, onBack }: { api: GatewayApi; id: string; on
                 <th>Provider</th>
                 <th>Virtual key</th>
                 <th>Status</th>
+                <th class="num">Waited before</th>
                 <th class="num">Latency</th>
                 <th>Error</th>
               </tr>
@@ -155,6 +165,7 @@ export function LogDetail({ api, id, onBack }: { api: GatewayApi; id: string; on
                   <td>{a.provider ?? '—'}</td>
                   <td>{a.virtual_key ?? '—'}</td>
                   <td>{a.status ?? '—'}</td>
+                  <td class="num">{formatMs(a.wait_ms)}</td>
                   <td class="num">{formatMs(a.latency_ms)}</td>
                   <td>{a.error ?? ''}</td>
                 </tr>

@@ -64,8 +64,8 @@ function EgressForm({ api, value }: { api: GatewayApi; value: EgressSettings }) 
       <FieldError error={save.error} name="allow_custom_hosts" />
       <label>
         <span>
-          Allowed hosts (one per line: <code>host</code>, <code>host:port</code> or <code>*.domain</code>; empty
-          allows any host that passes the address guard)
+          Allowed hosts (one per line: <code>host</code>, <code>host:port</code> or <code>*.domain</code>;
+          empty allows any host that passes the address guard)
         </span>
         <textarea
           name="allowed_hosts"

@@ -250,7 +250,9 @@ export function SsoPage({ api }: { api: GatewayApi }) {
               checked={d.scopesBy === 'claim'}
               onChange={() => setD({ ...d, scopesBy: 'claim' })}
             />
-            From a claim (groups or roles named <code>gateway.logs.view</code>…)
+            <span>
+              From a claim (groups or roles named <code>gateway.logs.view</code>…)
+            </span>
           </label>
           <label class="check">
             <input
