@@ -136,8 +136,7 @@ describe('settings and policies in the dashboard', () => {
     await confirmWith('Remove policy');
     await expect.poll(async () => (await gw.api('GET', '/workspaces/default')).body.policy).toBeNull();
     // Escape closes the panel.
-    await panel.locator('h3').focus();
-    await page.keyboard.press('Escape');
+    await f.locator('input[name="allowed_models"]').press('Escape');
     await panel.waitFor({ state: 'detached' });
   });
 

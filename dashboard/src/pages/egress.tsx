@@ -64,7 +64,7 @@ function EgressForm({ api, value }: { api: GatewayApi; value: EgressSettings }) 
       <FieldError error={save.error} name="allow_custom_hosts" />
       <label>
         <span>
-          Allowed hosts (one per line: <code>host</code>, <code>host:port</code> or <code>*.domain</code>;
+          Allowed hosts (one per line: <code>host</code>, <code>host:port</code> or <code>*.domain</code>,
           empty allows any host that passes the address guard)
         </span>
         <textarea

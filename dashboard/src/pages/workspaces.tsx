@@ -49,12 +49,7 @@ function WorkspacePolicy({
     [api, slug],
   );
   return (
-    <div
-      class="card"
-      data-workspace-policy={slug}
-      // Escape closes the panel, unless it closes a confirmation dialog inside it.
-      onKeyDown={(e) => e.key === 'Escape' && !(e.target as Element).closest('dialog') && onClose?.()}
-    >
+    <div class="card" data-workspace-policy={slug}>
       <h3 ref={heading} tabIndex={-1}>
         Policy of {slug}
       </h3>
@@ -108,7 +103,12 @@ function PolicyEditor({
       ) : (
         <p class="muted">No workspace budget.</p>
       )}
-      <form onSubmit={save.submit} aria-label={`Policy of ${ws.slug}`}>
+      <form
+        onSubmit={save.submit}
+        // Escape in a field closes the panel (the confirmation dialog is outside the form).
+        onKeyDown={(e) => e.key === 'Escape' && onClose?.()}
+        aria-label={`Policy of ${ws.slug}`}
+      >
         {/* Only an organisation admin may change a policy: others see it, disabled. */}
         <fieldset disabled={!admin} class="plain">
           <legend class="sr-only">Policy fields</legend>
