@@ -108,7 +108,9 @@ function App() {
   };
   const logsHash = (search: string) => `#/logs${search ? `?${search}` : ''}`;
   const caller = org?.caller;
-  // No links until the key's rights are known: then only those it may open.
+  // Nothing is drawn until the key's rights are known, so that no part of the page moves when they arrive.
+  if (!caller && !orgError) return null;
+  // Only the pages the key may open (none when its rights could not be read).
   const allowed = caller ? PAGES.filter(([, , need]) => need === null || can(caller, need)) : [];
   const showLogs = route.view === 'logs' && !!caller && can(caller, 'logs.view');
   const page = (() => {

@@ -1,5 +1,6 @@
 import { badRequest, GatewayError, notFound } from '../core/errors';
 import { newId } from '../core/ids';
+import { SCOPES } from '../core/operations';
 import type { ModelPrice } from '../core/prices';
 import type { Principal } from '../core/principal';
 import { spendView } from '../gateway/budget';
@@ -12,7 +13,6 @@ import {
   readPolicy,
   workspaceHolderKey,
 } from '../gateway/policy';
-import { SCOPES } from '../core/operations';
 import { ControlStore, type WorkspaceRecord } from '../store/control-store';
 import { asObject } from './api-keys';
 

@@ -130,15 +130,16 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
       this.record(target, undefined, error, preparedAt);
       throw error;
     }
+    let waitedMs = 0;
     for (let retry = 0; ; retry++) {
       this.lastRetries = retry;
       const startedAt = performance.now();
       try {
         const success = await this.attempt(prepared, target);
-        this.record(target, prepared, success, startedAt);
+        this.record(target, prepared, success, startedAt, waitedMs);
         return { prepared, success, index: target.index, retries: retry };
       } catch (error) {
-        this.record(target, prepared, error, startedAt);
+        this.record(target, prepared, error, startedAt, waitedMs);
         if (!(error instanceof GatewayError) || clientGone(error)) throw error;
         const retryable =
           retry < target.retry.attempts &&
@@ -146,13 +147,21 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
           target.retry.onStatusCodes.includes(error.status) &&
           (error.origin === 'provider' || MOVABLE_CODES.has(error.code ?? ''));
         if (!retryable) throw error;
+        const waitStart = performance.now();
         await sleep(backoffMs(retry, error), this.signal);
+        waitedMs = performance.now() - waitStart;
         if (this.signal.aborted) throw error;
       }
     }
   }
 
-  private record(target: PlanTarget, prepared: P | undefined, outcome: unknown, startedAt: number): void {
+  private record(
+    target: PlanTarget,
+    prepared: P | undefined,
+    outcome: unknown,
+    startedAt: number,
+    waitedMs = 0,
+  ): void {
     const failure = outcome instanceof Error ? outcome : undefined;
     this.attempts.push({
       target_index: target.index,
@@ -164,6 +173,8 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
           : 500
         : (outcome as AttemptSuccess).status,
       latency_ms: Math.round((performance.now() - startedAt) * 100) / 100,
+      // Timed apart so that the wait is not mistaken for the gateway's own overhead.
+      wait_ms: Math.round(waitedMs * 100) / 100,
       // Gateway errors carry messages written for clients; anything else might carry internals.
       error: failure ? (failure instanceof GatewayError ? failure.message : 'internal error') : null,
     });
