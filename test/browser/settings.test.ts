@@ -126,14 +126,30 @@ describe('settings and policies in the dashboard', () => {
       secret_set: true,
     });
 
-    // Removing asks first: Escape keeps the policy, the confirm button removes it.
-    await f.getByRole('button', { name: 'Remove policy' }).click();
-    await page.locator('dialog.confirm[open]').waitFor();
+    // At 420 px the whole policy form fits the screen.
+    await page.setViewportSize({ width: 420, height: 900 });
+    await browser.shot('settings-420-workspace-policy');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(420);
+    await page.setViewportSize({ width: 1400, height: 900 });
+
+    // Removing asks first, by keyboard alone: Enter opens the dialog with the focus on Cancel, Escape
+    // closes it and keeps the policy; Tab reaches the confirm button and Enter removes it.
+    const remove = f.getByRole('button', { name: 'Remove policy' });
+    await remove.focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.locator('dialog.confirm[open]');
+    await dialog.waitFor();
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
     await page.keyboard.press('Escape');
-    await expect.poll(() => page.locator('dialog.confirm[open]').count()).toBe(0);
+    await expect.poll(() => dialog.count()).toBe(0);
     expect((await gw.api('GET', '/workspaces/default')).body.policy).not.toBeNull();
-    await f.getByRole('button', { name: 'Remove policy' }).click();
-    await confirmWith('Remove policy');
+    await remove.focus();
+    await page.keyboard.press('Enter');
+    await dialog.waitFor();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Remove policy');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => dialog.count()).toBe(0);
     await expect.poll(async () => (await gw.api('GET', '/workspaces/default')).body.policy).toBeNull();
     // Escape closes the panel.
     await f.locator('input[name="allowed_models"]').press('Escape');
@@ -194,6 +210,14 @@ describe('settings and policies in the dashboard', () => {
       rate_limit: { requests_per_minute: 30 },
     });
     expect(after.budget).toBeNull();
+
+    // The edit form and the policy fields fit a 420 px screen.
+    await row(created.id).getByRole('button', { name: 'Edit' }).click();
+    await page.setViewportSize({ width: 420, height: 900 });
+    await browser.shot('settings-420-api-key-edit');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(420);
+    await page.setViewportSize({ width: 1400, height: 900 });
+    await form('Edit budgeted app v2').getByRole('button', { name: 'Cancel' }).click();
 
     // Escape leaves an edit without saving.
     await row(created.id).getByRole('button', { name: 'Edit' }).click();

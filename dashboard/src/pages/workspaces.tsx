@@ -244,7 +244,7 @@ export function WorkspacesPage({
             <tbody>
               {rows.map((w) => (
                 <tr key={w.id} data-row={w.slug} class={open === w.slug ? 'selected' : ''}>
-                  <td>
+                  <td class="nowrap">
                     <code>{w.slug}</code>
                   </td>
                   <td>{w.name}</td>
