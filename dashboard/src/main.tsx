@@ -170,8 +170,8 @@ function App() {
           ))}
         </nav>
         <div class="top-end">
-          {/* Always drawn, so that the header keeps its height when the organisation has loaded. */}
-          {
+          {/* Only an organisation admin acts in another workspace than its key's own. */}
+          {caller && can(caller, 'admin') && (
             <label class="workspace-pick">
               <span class="sr-only">Workspace</span>
               <select
@@ -187,7 +187,7 @@ function App() {
                 ))}
               </select>
             </label>
-          }
+          )}
           <span class="muted base" title={session.base}>
             {org?.name ?? session.base}
           </span>
