@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { GatewayApi } from '../api';
-import { Alert, FieldError, FormError, formatDate, useLoad, useSubmit } from '../ui';
+import { Alert, FieldError, FormError, fieldError, formatDate, useLoad, useSubmit } from '../ui';
 
 interface EgressSettings {
   allow_custom_hosts: boolean;
@@ -73,6 +73,7 @@ function EgressForm({ api, value }: { api: GatewayApi; value: EgressSettings }) 
           rows={5}
           value={hosts}
           onInput={(e) => setHosts(e.currentTarget.value)}
+          aria-invalid={fieldError(save.error, 'allowed_hosts') ? 'true' : undefined}
         />
         <FieldError error={save.error} name="allowed_hosts" />
       </label>
