@@ -115,7 +115,7 @@ function App() {
   const showLogs = route.view === 'logs' && !!caller && can(caller, 'logs.view');
   const page = (() => {
     if (!caller) return null;
-    if (route.view === 'logs' && showLogs) return null;
+    if (showLogs) return null;
     const need = PAGES.find(([v]) => v === route.view)?.[2];
     if (need && !can(caller, need)) {
       return (

@@ -113,6 +113,23 @@ export function policyOf(d: PolicyDraft, holder: 'workspace' | 'api_key'): Recor
   return Object.keys(p).length ? p : null;
 }
 
+const LIMIT_PARAMS = ['budget_limit', 'budget_period', 'budget_alert_threshold', 'rate_limit'];
+
+/** Every `param` the policy fields show their message under; any other is the form's to show. */
+export const POLICY_PARAMS = [
+  'policy.allowed_models',
+  'policy.allowed_providers',
+  'policy.allow_custom_host',
+  'policy.config',
+  'policy.input_guardrails',
+  'policy.output_guardrails',
+  'input_guardrails',
+  'output_guardrails',
+  'policy.budget_alert_webhook',
+  ...LIMIT_PARAMS.map((p) => `policy.${p}`),
+  ...LIMIT_PARAMS.map((p) => `policy.user_limits.${p}`),
+];
+
 interface Saved {
   id: string;
   name: string;

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { type Caller, can, type GatewayApi, type ListReply } from '../api';
 import { BudgetMeter, type BudgetView } from '../budget';
-import { PolicyFields, type PolicyView, policyDraft, policyOf } from '../policy-form';
+import { POLICY_PARAMS, PolicyFields, type PolicyView, policyDraft, policyOf } from '../policy-form';
 import {
   Alert,
   CopyButton,
@@ -45,9 +45,6 @@ interface ApiKey {
   policy: PolicyView | null;
   budget: BudgetView | null;
 }
-
-// The policy's own errors, which its fields show.
-const POLICY_FIELDS = ['policy', 'input_guardrails', 'output_guardrails'];
 
 /** Renames a key and sets its policy (`PATCH /v1/api-keys/{id}`; the policy is replaced whole). */
 function EditKey({
@@ -99,7 +96,7 @@ function EditKey({
         error={form.error}
         canReadConfigs={can(caller, 'configs.read')}
       />
-      <FormError error={form.error} fields={['name', ...POLICY_FIELDS]} />
+      <FormError error={form.error} fields={['name', ...POLICY_PARAMS]} />
       <div class="actions">
         <button type="submit" disabled={form.busy}>
           Save changes
@@ -223,7 +220,7 @@ export function ApiKeysPage({
           {type === 'workspace' && (
             <details
               class="policy"
-              open={create.error !== null && POLICY_FIELDS.some((f) => fieldError(create.error, f))}
+              open={create.error !== null && POLICY_PARAMS.some((f) => fieldError(create.error, f))}
             >
               <summary>Policy (optional): budget, rate limit, allowlists, guardrails</summary>
               <PolicyFields
@@ -237,7 +234,7 @@ export function ApiKeysPage({
               />
             </details>
           )}
-          <FormError error={create.error} fields={['name', 'type', 'scopes', ...POLICY_FIELDS]} />
+          <FormError error={create.error} fields={['name', 'type', 'scopes', ...POLICY_PARAMS]} />
           <button type="submit" disabled={create.busy}>
             Create key
           </button>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { type Caller, can, type GatewayApi, type ListReply } from '../api';
 import { BudgetMeter, type BudgetView } from '../budget';
-import { PolicyFields, type PolicyView, policyDraft, policyOf } from '../policy-form';
+import { POLICY_PARAMS, PolicyFields, type PolicyView, policyDraft, policyOf } from '../policy-form';
 import {
   Alert,
   DangerButton,
@@ -122,7 +122,7 @@ function PolicyEditor({
             canReadConfigs={can(caller, 'configs.read')}
           />
         </fieldset>
-        <FormError error={save.error} fields={['policy', 'input_guardrails', 'output_guardrails']} />
+        <FormError error={save.error} fields={POLICY_PARAMS} />
         <p class="muted small" data-updated={ws.updated_at}>
           Updated {formatDate(ws.updated_at)}
         </p>
