@@ -93,6 +93,8 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
   /** The last target tried and its retries, for the reply headers of a failure too. */
   lastIndex = '0';
   lastRetries = 0;
+  /** Milliseconds spent waiting between retries (backoff or the provider's `retry-after`). */
+  waitedMs = 0;
 
   constructor(
     private readonly prepare: (target: PlanTarget) => Promise<P>,
@@ -130,16 +132,17 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
       this.record(target, undefined, error, preparedAt);
       throw error;
     }
-    let waitedMs = 0;
+    // The backoff waited before the next attempt, logged on that attempt.
+    let waitBeforeMs = 0;
     for (let retry = 0; ; retry++) {
       this.lastRetries = retry;
       const startedAt = performance.now();
       try {
         const success = await this.attempt(prepared, target);
-        this.record(target, prepared, success, startedAt, waitedMs);
+        this.record(target, prepared, success, startedAt, waitBeforeMs);
         return { prepared, success, index: target.index, retries: retry };
       } catch (error) {
-        this.record(target, prepared, error, startedAt, waitedMs);
+        this.record(target, prepared, error, startedAt, waitBeforeMs);
         if (!(error instanceof GatewayError) || clientGone(error)) throw error;
         const retryable =
           retry < target.retry.attempts &&
@@ -147,9 +150,10 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
           target.retry.onStatusCodes.includes(error.status) &&
           (error.origin === 'provider' || MOVABLE_CODES.has(error.code ?? ''));
         if (!retryable) throw error;
-        const waitStart = performance.now();
+        const waitStartedAt = performance.now();
         await sleep(backoffMs(retry, error), this.signal);
-        waitedMs = performance.now() - waitStart;
+        waitBeforeMs = performance.now() - waitStartedAt;
+        this.waitedMs += waitBeforeMs;
         if (this.signal.aborted) throw error;
       }
     }
@@ -160,7 +164,7 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
     prepared: P | undefined,
     outcome: unknown,
     startedAt: number,
-    waitedMs = 0,
+    waitBeforeMs = 0,
   ): void {
     const failure = outcome instanceof Error ? outcome : undefined;
     this.attempts.push({
@@ -174,7 +178,7 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
         : (outcome as AttemptSuccess).status,
       latency_ms: Math.round((performance.now() - startedAt) * 100) / 100,
       // Timed apart so that the wait is not mistaken for the gateway's own overhead.
-      wait_ms: Math.round(waitedMs * 100) / 100,
+      wait_ms: Math.round(waitBeforeMs * 100) / 100,
       // Gateway errors carry messages written for clients; anything else might carry internals.
       error: failure ? (failure instanceof GatewayError ? failure.message : 'internal error') : null,
     });
