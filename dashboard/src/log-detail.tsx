@@ -145,33 +145,36 @@ export function LogDetail({ api, id, onBack }: { api: GatewayApi; id: string; on
         {attempts.length === 0 ? (
           <p class="muted">No upstream attempt was made.</p>
         ) : (
-          <table class="attempts">
-            <thead>
-              <tr>
-                <th>Target</th>
-                <th>Provider</th>
-                <th>Virtual key</th>
-                <th>Status</th>
-                <th class="num">Waited before</th>
-                <th class="num">Latency</th>
-                <th>Error</th>
-              </tr>
-            </thead>
-            <tbody>
-              {attempts.map((a, i) => (
-                // Attempts have no id of their own; their order is what they are.
-                <tr key={i}>
-                  <td>{a.target_index}</td>
-                  <td>{a.provider ?? '—'}</td>
-                  <td>{a.virtual_key ?? '—'}</td>
-                  <td>{a.status ?? '—'}</td>
-                  <td class="num">{formatMs(a.wait_ms)}</td>
-                  <td class="num">{formatMs(a.latency_ms)}</td>
-                  <td>{a.error ?? ''}</td>
+          // Scrolls inside its card on a narrow screen, as every table does.
+          <div class="table-wrap">
+            <table class="attempts">
+              <thead>
+                <tr>
+                  <th>Target</th>
+                  <th>Provider</th>
+                  <th>Virtual key</th>
+                  <th>Status</th>
+                  <th class="num">Waited before</th>
+                  <th class="num">Latency</th>
+                  <th>Error</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {attempts.map((a, i) => (
+                  // Attempts have no id of their own; their order is what they are.
+                  <tr key={i}>
+                    <td>{a.target_index}</td>
+                    <td>{a.provider ?? '—'}</td>
+                    <td>{a.virtual_key ?? '—'}</td>
+                    <td>{a.status ?? '—'}</td>
+                    <td class="num">{formatMs(a.wait_ms)}</td>
+                    <td class="num">{formatMs(a.latency_ms)}</td>
+                    <td>{a.error ?? ''}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
       </div>
       <div class="grid2">

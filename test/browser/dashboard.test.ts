@@ -295,6 +295,11 @@ describe('web dashboard', () => {
     expect(text).toContain('1 retry, served by fallback target 1');
     expect(await detail.locator('table.attempts tbody tr').count()).toBe(3);
     await shot('dashboard-log-detail-fallback');
+    // The detail, its attempts table included, fits a 420 px screen.
+    await page.setViewportSize({ width: 420, height: 900 });
+    await shot('dashboard-420-log-detail');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(420);
+    await page.setViewportSize({ width: 1400, height: 900 });
     await page.getByRole('button', { name: '← Logs' }).click();
     await expect.poll(() => rows().count()).toBe(entries.length);
   });
