@@ -13,6 +13,8 @@ export interface Attempt {
   virtual_key: string | null;
   status: number | null;
   latency_ms: number;
+  /** The backoff waited before this attempt (0 for a first try); absent in entries written before it. */
+  wait_ms?: number;
   error: string | null;
 }
 
@@ -57,6 +59,19 @@ export interface VirtualKey {
   budget_limit: number | null;
   spent: number;
   period: string;
+}
+
+/** What the signed-in key or token may do: `caller` of `GET /v1/organisation`. */
+export interface Caller {
+  type: 'api_key' | 'jwt';
+  workspace: string;
+  organisation_admin: boolean;
+  scopes: string[];
+}
+
+/** Whether the caller holds a scope, or is an organisation admin (`'admin'`). */
+export function can(caller: Caller, need: string): boolean {
+  return caller.organisation_admin || (need !== 'admin' && caller.scopes.includes(need));
 }
 
 export interface ListReply<T> {

@@ -21,6 +21,7 @@ const CSV_COLUMNS: [string, (e: LogEntry) => unknown][] = [
   ['first_chunk_ms', (e) => e.first_chunk_ms],
   ['gateway_ms', (e) => timing(e).gatewayMs],
   ['attempts', (e) => e.attempts?.length ?? 0],
+  ['retry_waits_ms', (e) => timing(e).retryWaitsMs],
   ['retries', (e) => timing(e).retries],
   ['fallback_target', (e) => timing(e).fallbackTarget],
   ['prompt_tokens', (e) => e.usage?.prompt_tokens],

@@ -89,12 +89,21 @@ export function LogDetail({ api, id, onBack }: { api: GatewayApi; id: string; on
           <dl class="timings">
             <Row label="Latency">{formatMs(entry.latency_ms)}</Row>
             <Row label="Upstream (serving attempt)">{formatMs(t.upstreamMs)}</Row>
-            {attempts.length > 1 && <Row label="Earlier attempts">{formatMs(t.earlierAttemptsMs)}</Row>}
+            {attempts.length > 1 && (
+              <Row label="Earlier attempts">
+                <span data-earlier-ms={t.earlierAttemptsMs}>{formatMs(t.earlierAttemptsMs)}</span>
+              </Row>
+            )}
+            {t.retries > 0 && !t.includesWaits && (
+              <Row label="Retry waits">
+                <span data-waits-ms={t.retryWaitsMs}>{formatMs(t.retryWaitsMs)}</span>
+              </Row>
+            )}
             <Row label="First chunk">{formatMs(entry.first_chunk_ms)}</Row>
             <Row label={t.includesWaits ? 'Gateway time and retry waits' : 'Gateway time'}>
               <span data-gateway-ms={t.gatewayMs ?? ''}>{formatMs(t.gatewayMs)}</span>
               {t.includesWaits && (
-                <span class="muted small"> (the log entry does not time the backoff waits apart)</span>
+                <span class="muted small"> (this older entry does not time the backoff waits apart)</span>
               )}
             </Row>
             <Row label="Retries / fallback">
@@ -136,31 +145,36 @@ export function LogDetail({ api, id, onBack }: { api: GatewayApi; id: string; on
         {attempts.length === 0 ? (
           <p class="muted">No upstream attempt was made.</p>
         ) : (
-          <table class="attempts">
-            <thead>
-              <tr>
-                <th>Target</th>
-                <th>Provider</th>
-                <th>Virtual key</th>
-                <th>Status</th>
-                <th class="num">Latency</th>
-                <th>Error</th>
-              </tr>
-            </thead>
-            <tbody>
-              {attempts.map((a, i) => (
-                // Attempts have no id of their own; their order is what they are.
-                <tr key={i}>
-                  <td>{a.target_index}</td>
-                  <td>{a.provider ?? '—'}</td>
-                  <td>{a.virtual_key ?? '—'}</td>
-                  <td>{a.status ?? '—'}</td>
-                  <td class="num">{formatMs(a.latency_ms)}</td>
-                  <td>{a.error ?? ''}</td>
+          // Scrolls inside its card on a narrow screen, as every table does.
+          <div class="table-wrap">
+            <table class="attempts">
+              <thead>
+                <tr>
+                  <th>Target</th>
+                  <th>Provider</th>
+                  <th>Virtual key</th>
+                  <th>Status</th>
+                  <th class="num">Waited before</th>
+                  <th class="num">Latency</th>
+                  <th>Error</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {attempts.map((a, i) => (
+                  // Attempts have no id of their own; their order is what they are.
+                  <tr key={i}>
+                    <td>{a.target_index}</td>
+                    <td>{a.provider ?? '—'}</td>
+                    <td>{a.virtual_key ?? '—'}</td>
+                    <td>{a.status ?? '—'}</td>
+                    <td class="num">{formatMs(a.wait_ms)}</td>
+                    <td class="num">{formatMs(a.latency_ms)}</td>
+                    <td>{a.error ?? ''}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
       </div>
       <div class="grid2">

@@ -250,7 +250,10 @@ export function LogsView({
                 <th>API key</th>
                 <th>Retries / fallback</th>
                 <th class="num">First chunk</th>
-                <th class="num" title="Time the gateway itself took: latency minus every upstream attempt">
+                <th
+                  class="num"
+                  title="Time the gateway itself took: latency minus every upstream attempt and retry wait"
+                >
                   Gateway
                 </th>
               </tr>

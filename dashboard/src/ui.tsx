@@ -205,6 +205,13 @@ export function formatDate(iso: string | null | undefined): string {
     : d.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short' });
 }
 
+/** A ref whose element takes the focus when it mounts: a panel opened from a row is where the keyboard goes. */
+export function useFocusOnMount<T extends HTMLElement>() {
+  const ref = useRef<T>(null);
+  useEffect(() => ref.current?.focus(), []);
+  return ref;
+}
+
 /** A destructive button in a table row: it asks through `confirm` (from `useConfirm`) before `action` runs. */
 export function DangerButton({
   confirm,

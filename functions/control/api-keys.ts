@@ -183,7 +183,8 @@ export class ApiKeyService {
     if (looser.length > 0) {
       throw badRequest(
         `A key's policy cannot loosen its workspace's: ${looser.join('; ')}.`,
-        'policy',
+        // Each finding starts with its field: the first names the param, for a form to show it there.
+        `policy.${looser[0]?.split(' ')[0]}`,
         'policy_loosens_workspace',
       );
     }

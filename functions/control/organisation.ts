@@ -1,5 +1,6 @@
 import { badRequest, conflict, notFound } from '../core/errors';
 import { newId } from '../core/ids';
+import { SCOPES } from '../core/operations';
 import type { ModelPrice } from '../core/prices';
 import type { Principal } from '../core/principal';
 import { spendView } from '../gateway/budget';
@@ -79,6 +80,13 @@ export class OrganisationService {
       name: org.name,
       created_at: org.created_at,
       workspaces: visible.map((w) => ({ id: w.id, slug: w.slug, name: w.name })),
+      // What the caller may do, so that a client (the dashboard) offers only those actions.
+      caller: {
+        type: caller.type,
+        workspace: caller.workspace,
+        organisation_admin: caller.isOrganisationAdmin,
+        scopes: caller.isOrganisationAdmin ? [...SCOPES] : [...caller.scopes],
+      },
     };
   }
 
@@ -103,7 +111,8 @@ export class OrganisationService {
     const ws = await this.getWorkspace(caller, slug);
     const next: WorkspaceRecord = { ...ws, updated_at: new Date().toISOString() };
     if (body.policy !== undefined) {
-      const policy = await parsePolicy(body.policy, 'workspace', caller.organisationId, slug);
+      const stored = readPolicy(ws.policy_json);
+      const policy = await parsePolicy(body.policy, 'workspace', caller.organisationId, slug, stored);
       if (policy) next.policy_json = JSON.stringify(policy);
       else delete next.policy_json;
     }

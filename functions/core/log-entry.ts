@@ -13,6 +13,8 @@ export interface AttemptRecord {
   virtual_key: string | null;
   status: number | null;
   latency_ms: number;
+  /** The retry backoff waited before this attempt (0 for a first try); absent in older entries. */
+  wait_ms?: number;
   error: string | null;
 }
 

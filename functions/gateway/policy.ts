@@ -118,6 +118,8 @@ export async function parsePolicy(
   holder: 'workspace' | 'api_key',
   organisationId: string,
   workspace: string,
+  /** The policy stored until now: its webhook URL is the only one that may keep the stored secret. */
+  stored?: Policy,
   secrets: SecretStore = secretStore(),
 ): Promise<Policy | null> {
   const secretName = webhookSecretName(organisationId, workspace);
@@ -168,7 +170,8 @@ export async function parsePolicy(
       problems.push(`policy.user_limits must hold only ${[...LIMIT_FIELDS].join(', ')}`);
     } else policy.user_limits = parseLimits(u, 'policy.user_limits.', problems);
   }
-  // A webhook given without its secret keeps the one already stored (a policy read back and sent again).
+  // A webhook given without its secret keeps the one already stored (a policy read back and sent again),
+  // but only for the same URL: a stored secret never signs for a new address.
   let webhookSecret: string | undefined;
   if (value.budget_alert_webhook !== undefined) {
     const w = value.budget_alert_webhook;
@@ -179,7 +182,8 @@ export async function parsePolicy(
       typeof w.url !== 'string' ||
       !/^https?:\/\//.test(w.url) ||
       (w.secret !== undefined && (typeof w.secret !== 'string' || w.secret.length < 16)) ||
-      (w.secret === undefined && (await secrets.get(secretName)) === undefined)
+      (w.secret === undefined &&
+        (stored?.budget_alert_webhook?.url !== w.url || (await secrets.get(secretName)) === undefined))
     ) {
       problems.push(
         'policy.budget_alert_webhook must be {"url": an http(s) URL, "secret": 16 or more characters}',
@@ -189,8 +193,11 @@ export async function parsePolicy(
       policy.budget_alert_webhook = { url: w.url, secret_ref: secretName };
     }
   }
-  if (problems.length > 0)
-    throw badRequest(`Invalid policy: ${problems.join('; ')}.`, 'policy', 'invalid_policy');
+  if (problems.length > 0) {
+    // `param` names the first wrong field (`policy.budget_limit`), so that a form can show it there.
+    const param = problems[0]?.split(' ')[0] ?? 'policy';
+    throw badRequest(`Invalid policy: ${problems.join('; ')}.`, param, 'invalid_policy');
+  }
   // Compiling refuses unknown guardrail ids and checks that cannot run.
   await guardrailResolver.resolve(policy, organisationId, workspace);
   if (webhookSecret !== undefined) await secrets.put(secretName, webhookSecret);

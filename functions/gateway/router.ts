@@ -132,15 +132,17 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
       this.record(target, undefined, error, preparedAt);
       throw error;
     }
+    // The backoff waited before the next attempt, logged on that attempt.
+    let waitBeforeMs = 0;
     for (let retry = 0; ; retry++) {
       this.lastRetries = retry;
       const startedAt = performance.now();
       try {
         const success = await this.attempt(prepared, target);
-        this.record(target, prepared, success, startedAt);
+        this.record(target, prepared, success, startedAt, waitBeforeMs);
         return { prepared, success, index: target.index, retries: retry };
       } catch (error) {
-        this.record(target, prepared, error, startedAt);
+        this.record(target, prepared, error, startedAt, waitBeforeMs);
         if (!(error instanceof GatewayError) || clientGone(error)) throw error;
         const retryable =
           retry < target.retry.attempts &&
@@ -150,13 +152,20 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
         if (!retryable) throw error;
         const waitStartedAt = performance.now();
         await sleep(backoffMs(retry, error), this.signal);
-        this.waitedMs += performance.now() - waitStartedAt;
+        waitBeforeMs = performance.now() - waitStartedAt;
+        this.waitedMs += waitBeforeMs;
         if (this.signal.aborted) throw error;
       }
     }
   }
 
-  private record(target: PlanTarget, prepared: P | undefined, outcome: unknown, startedAt: number): void {
+  private record(
+    target: PlanTarget,
+    prepared: P | undefined,
+    outcome: unknown,
+    startedAt: number,
+    waitBeforeMs = 0,
+  ): void {
     const failure = outcome instanceof Error ? outcome : undefined;
     this.attempts.push({
       target_index: target.index,
@@ -168,6 +177,8 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
           : 500
         : (outcome as AttemptSuccess).status,
       latency_ms: Math.round((performance.now() - startedAt) * 100) / 100,
+      // Timed apart so that the wait is not mistaken for the gateway's own overhead.
+      wait_ms: Math.round(waitBeforeMs * 100) / 100,
       // Gateway errors carry messages written for clients; anything else might carry internals.
       error: failure ? (failure instanceof GatewayError ? failure.message : 'internal error') : null,
     });

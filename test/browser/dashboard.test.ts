@@ -259,6 +259,8 @@ describe('web dashboard', () => {
     const fellBack = entries.find((e) => e.attempts.length === 3);
     expect(fellBack.attempts.map((a: { target_index: string }) => a.target_index)).toEqual(['0', '0', '1']);
     expect((await cells(fellBack.id))[col('Retries / fallback')]).toBe('1 retry, fallback → 1');
+    // The Gateway column holds the gateway's own time: no retry wait, and no "includes waits" mark.
+    expect((await cells(fellBack.id))[col('Gateway')]).toMatch(/^\d+ ms$/);
     const streamed = entries.find((e) => e.stream);
     expect((await cells(streamed.id))[col('First chunk')]).toMatch(/^\d+ ms$/);
     expect((await cells(entries[0].id))[col('First chunk')]).toBe('—');
@@ -268,17 +270,36 @@ describe('web dashboard', () => {
     await page.locator(`tr[data-log-id="${fellBack.id}"] a`).click();
     const detail = page.locator(`[data-log-detail="${fellBack.id}"]`);
     await detail.waitFor();
-    const gatewayMs = Number(await detail.locator('[data-gateway-ms]').getAttribute('data-gateway-ms'));
+    // The retry's backoff wait is logged on the attempt it preceded, and shown apart from the gateway time.
+    expect(fellBack.attempts.map((a: { wait_ms: number }) => a.wait_ms > 0)).toEqual([false, true, false]);
+    const waits = fellBack.attempts[1].wait_ms;
     const earlier = fellBack.attempts[0].latency_ms + fellBack.attempts[1].latency_ms;
-    expect(gatewayMs).toBeCloseTo(fellBack.latency_ms - fellBack.upstream_latency_ms - earlier, 1);
-    expect(gatewayMs).toBeLessThan(fellBack.latency_ms - fellBack.upstream_latency_ms);
+    const gatewayMs = Number(await detail.locator('[data-gateway-ms]').getAttribute('data-gateway-ms'));
+    expect(gatewayMs).toBeCloseTo(
+      Math.max(0, fellBack.latency_ms - fellBack.upstream_latency_ms - earlier - waits),
+      1,
+    );
+    expect(Number(await detail.locator('[data-waits-ms]').getAttribute('data-waits-ms'))).toBeCloseTo(
+      waits,
+      1,
+    );
+    expect(Number(await detail.locator('[data-earlier-ms]').getAttribute('data-earlier-ms'))).toBeCloseTo(
+      earlier,
+      1,
+    );
     const text = await detail.textContent();
-    expect(text).toContain('Gateway time and retry waits');
+    expect(text).toContain('Retry waits');
+    expect(text).not.toContain('Gateway time and retry waits');
     expect(text).toContain('Earlier attempts');
     await expect.poll(() => detail.textContent()).toContain(admin.name);
     expect(text).toContain('1 retry, served by fallback target 1');
     expect(await detail.locator('table.attempts tbody tr').count()).toBe(3);
     await shot('dashboard-log-detail-fallback');
+    // The detail, its attempts table included, fits a 420 px screen.
+    await page.setViewportSize({ width: 420, height: 900 });
+    await shot('dashboard-420-log-detail');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(420);
+    await page.setViewportSize({ width: 1400, height: 900 });
     await page.getByRole('button', { name: '← Logs' }).click();
     await expect.poll(() => rows().count()).toBe(entries.length);
   });

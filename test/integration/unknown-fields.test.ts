@@ -121,7 +121,7 @@ describe('an unknown field in a control-plane body', () => {
   it('in a policy or a saved gateway config: lists the fields those take', async () => {
     const policy = await gw.api('PATCH', '/workspaces/default', { policy: { budget: 5 } });
     expect(policy.status).toBe(400);
-    expect(policy.body.error.param).toBe('policy');
+    expect(policy.body.error.param).toBe('policy.budget');
     expect(policy.body.error.message).toMatch(
       /policy\.budget is not a known field; a policy takes: .*budget_limit/,
     );

@@ -63,6 +63,22 @@ describe('dashboard log timing', () => {
     expect(routeSummary(t)).toBe('1 retry, fallback → 1');
   });
 
+  it('takes the retry waits out too when the attempts time them', () => {
+    const t = timing(
+      entry({
+        latency_ms: 500,
+        upstream_latency_ms: 50,
+        attempts: [
+          { ...attempt('0', 30), wait_ms: 0 },
+          { ...attempt('0', 20), wait_ms: 300 },
+          { ...attempt('1', 45, 200), wait_ms: 0 },
+        ],
+      }),
+    );
+    expect(t).toMatchObject({ gatewayMs: 100, earlierAttemptsMs: 50, retryWaitsMs: 300, retries: 1 });
+    expect(t.includesWaits).toBe(false);
+  });
+
   it('has no gateway time when no upstream was reached', () => {
     expect(timing(entry({ upstream_latency_ms: null, attempts: [] })).gatewayMs).toBeNull();
   });

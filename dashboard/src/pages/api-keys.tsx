@@ -1,5 +1,7 @@
 import { useState } from 'preact/hooks';
-import type { GatewayApi, ListReply } from '../api';
+import { type Caller, can, type GatewayApi, type ListReply } from '../api';
+import { BudgetMeter, type BudgetView } from '../budget';
+import { POLICY_PARAMS, PolicyFields, type PolicyView, policyDraft, policyOf } from '../policy-form';
 import {
   Alert,
   CopyButton,
@@ -7,8 +9,10 @@ import {
   Empty,
   FieldError,
   FormError,
+  fieldError,
   formatDate,
   useConfirm,
+  useFocusOnMount,
   useLoad,
   useSubmit,
 } from '../ui';
@@ -38,13 +42,90 @@ interface ApiKey {
   created_at: string;
   /** Not every version of the API reports it. */
   last_used_at?: string | null;
+  policy: PolicyView | null;
+  budget: BudgetView | null;
 }
 
-export function ApiKeysPage({ api, workspace }: { api: GatewayApi; workspace: string }) {
+/** Renames a key and sets its policy (`PATCH /v1/api-keys/{id}`; the policy is replaced whole). */
+function EditKey({
+  api,
+  caller,
+  apiKey,
+  onDone,
+}: {
+  api: GatewayApi;
+  caller: Caller;
+  apiKey: ApiKey;
+  onDone: () => void;
+}) {
+  const [name, setName] = useState(apiKey.name);
+  const first = useFocusOnMount<HTMLInputElement>();
+  const [draft, setDraft] = useState(() => policyDraft(apiKey.policy));
+  const form = useSubmit(async () => {
+    await api.send('PATCH', `/api-keys/${encodeURIComponent(apiKey.id)}`, {
+      name,
+      policy: policyOf(draft, 'api_key'),
+    });
+    onDone();
+  });
+  return (
+    <form
+      class="card"
+      onSubmit={form.submit}
+      onKeyDown={(e) => e.key === 'Escape' && onDone()}
+      aria-label={`Edit ${apiKey.name}`}
+    >
+      <h3>Edit {apiKey.name}</h3>
+      <label>
+        Name
+        <input
+          ref={first}
+          name="name"
+          required
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
+        <FieldError error={form.error} name="name" />
+      </label>
+      <PolicyFields
+        api={api}
+        workspace={apiKey.workspace ?? caller.workspace}
+        holder="api_key"
+        value={draft}
+        onChange={setDraft}
+        error={form.error}
+        canReadConfigs={can(caller, 'configs.read')}
+      />
+      <FormError error={form.error} fields={['name', ...POLICY_PARAMS]} />
+      <div class="actions">
+        <button type="submit" disabled={form.busy}>
+          Save changes
+        </button>
+        <button type="button" class="secondary" onClick={onDone}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function ApiKeysPage({
+  api,
+  caller,
+  workspace,
+}: {
+  api: GatewayApi;
+  caller: Caller;
+  workspace: string;
+}) {
   const list = useLoad(() => api.get<ListReply<ApiKey>>('/api-keys'), [api]);
+  const writable = can(caller, 'api_keys.write');
+  const admin = can(caller, 'admin');
+  const [draft, setDraft] = useState(() => policyDraft(null));
+  const [editing, setEditing] = useState<ApiKey | null>(null);
   const [name, setName] = useState('');
   const [type, setType] = useState<'workspace' | 'organisation'>('workspace');
-  const [scopes, setScopes] = useState<string[]>(DEFAULT_SCOPES);
+  const [scopes, setScopes] = useState<string[]>(() => DEFAULT_SCOPES.filter((s) => can(caller, s)));
   const [secret, setSecret] = useState<{ name: string; key: string } | null>(null);
   const [dialog, confirm] = useConfirm();
   const create = useSubmit(async () => {
@@ -52,10 +133,13 @@ export function ApiKeysPage({ api, workspace }: { api: GatewayApi; workspace: st
     if (type === 'workspace') {
       body.scopes = scopes;
       if (workspace) body.workspace = workspace;
+      const policy = policyOf(draft, 'api_key');
+      if (policy) body.policy = policy;
     }
     const created = await api.send<ApiKey & { key: string }>('POST', '/api-keys', body);
     setSecret({ name: created.name, key: created.key });
     setName('');
+    setDraft(policyDraft(null));
     list.reload();
   });
   const keys = list.data?.data ?? [];
@@ -78,54 +162,89 @@ export function ApiKeysPage({ api, workspace }: { api: GatewayApi; workspace: st
           </div>
         </div>
       )}
-      <form class="card" onSubmit={create.submit} aria-label="New API key">
-        <div class="form-row">
-          <label>
-            Name
-            <input name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
-            <FieldError error={create.error} name="name" />
-          </label>
-          <label>
-            Type
-            <select
-              name="type"
-              value={type}
-              onChange={(e) => setType(e.currentTarget.value as 'workspace' | 'organisation')}
+      {editing && (
+        <EditKey
+          key={editing.id}
+          api={api}
+          caller={caller}
+          apiKey={editing}
+          onDone={() => {
+            setEditing(null);
+            list.reload();
+          }}
+        />
+      )}
+      {writable && (
+        <form class="card" onSubmit={create.submit} aria-label="New API key">
+          <div class="form-row">
+            <label>
+              Name
+              <input name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+              <FieldError error={create.error} name="name" />
+            </label>
+            <label>
+              Type
+              <select
+                name="type"
+                value={type}
+                onChange={(e) => setType(e.currentTarget.value as 'workspace' | 'organisation')}
+              >
+                <option value="workspace">Workspace key{workspace ? ` (${workspace})` : ''}</option>
+                {admin && <option value="organisation">Organisation admin key</option>}
+              </select>
+              <FieldError error={create.error} name="type" />
+            </label>
+          </div>
+          {type === 'workspace' && (
+            <fieldset class="scopes">
+              <legend>Scopes</legend>
+              {SCOPES.map((s) => (
+                <label key={s} class="check">
+                  <input
+                    type="checkbox"
+                    name="scope"
+                    value={s}
+                    checked={scopes.includes(s)}
+                    // A key cannot grant a scope it does not hold.
+                    disabled={!can(caller, s)}
+                    onChange={(e) =>
+                      setScopes(e.currentTarget.checked ? [...scopes, s] : scopes.filter((x) => x !== s))
+                    }
+                  />
+                  {s}
+                </label>
+              ))}
+              <FieldError error={create.error} name="scopes" />
+            </fieldset>
+          )}
+          {type === 'workspace' && (
+            <details
+              class="policy"
+              open={create.error !== null && POLICY_PARAMS.some((f) => fieldError(create.error, f))}
             >
-              <option value="workspace">Workspace key{workspace ? ` (${workspace})` : ''}</option>
-              <option value="organisation">Organisation admin key</option>
-            </select>
-            <FieldError error={create.error} name="type" />
-          </label>
-        </div>
-        {type === 'workspace' && (
-          <fieldset class="scopes">
-            <legend>Scopes</legend>
-            {SCOPES.map((s) => (
-              <label key={s} class="check">
-                <input
-                  type="checkbox"
-                  name="scope"
-                  value={s}
-                  checked={scopes.includes(s)}
-                  onChange={(e) =>
-                    setScopes(e.currentTarget.checked ? [...scopes, s] : scopes.filter((x) => x !== s))
-                  }
-                />
-                {s}
-              </label>
-            ))}
-            <FieldError error={create.error} name="scopes" />
-          </fieldset>
-        )}
-        <FormError error={create.error} fields={['name', 'type', 'scopes']} />
-        <button type="submit" disabled={create.busy}>
-          Create key
-        </button>
-      </form>
+              <summary>Policy (optional): budget, rate limit, allowlists, guardrails</summary>
+              <PolicyFields
+                api={api}
+                workspace={workspace || caller.workspace}
+                holder="api_key"
+                value={draft}
+                onChange={setDraft}
+                error={create.error}
+                canReadConfigs={can(caller, 'configs.read')}
+              />
+            </details>
+          )}
+          <FormError error={create.error} fields={['name', 'type', 'scopes', ...POLICY_PARAMS]} />
+          <button type="submit" disabled={create.busy}>
+            Create key
+          </button>
+        </form>
+      )}
       <Alert text={list.error} />
       {list.data && keys.length === 0 && (
-        <Empty>No API keys you can see. Create one above and hand it to an application.</Empty>
+        <Empty>
+          No API keys you can see.{writable ? ' Create one above and hand it to an application.' : ''}
+        </Empty>
       )}
       {keys.length > 0 && (
         <div class="card table-wrap">
@@ -137,11 +256,14 @@ export function ApiKeysPage({ api, workspace }: { api: GatewayApi; workspace: st
                 <th>Type</th>
                 <th>Workspace</th>
                 <th>Scopes</th>
+                <th>Budget</th>
                 <th>Created</th>
                 {showLastUsed && <th>Last used</th>}
-                <th>
-                  <span class="sr-only">Actions</span>
-                </th>
+                {writable && (
+                  <th>
+                    <span class="sr-only">Actions</span>
+                  </th>
+                )}
               </tr>
             </thead>
             <tbody>
@@ -165,21 +287,40 @@ export function ApiKeysPage({ api, workspace }: { api: GatewayApi; workspace: st
                           </span>
                         ))}
                   </td>
+                  <td>
+                    {k.budget ? (
+                      <BudgetMeter
+                        name={k.id}
+                        limit={k.budget.limit}
+                        spent={k.budget.spent}
+                        remaining={k.budget.remaining}
+                        periodStart={k.budget.period_start}
+                        alertAt={k.policy?.budget_alert_threshold ?? null}
+                      />
+                    ) : (
+                      '—'
+                    )}
+                  </td>
                   <td class="nowrap">{formatDate(k.created_at)}</td>
                   {showLastUsed && <td class="nowrap">{formatDate(k.last_used_at)}</td>}
-                  <td>
-                    <DangerButton
-                      confirm={confirm}
-                      message={`Revoke "${k.name}" (…${k.last_four})? Applications using it stop working.`}
-                      confirmLabel="Revoke key"
-                      action={async () => {
-                        await api.send('DELETE', `/api-keys/${encodeURIComponent(k.id)}`);
-                        list.reload();
-                      }}
-                    >
-                      Revoke
-                    </DangerButton>
-                  </td>
+                  {writable && (
+                    <td class="row-actions">
+                      <button type="button" class="secondary small" onClick={() => setEditing(k)}>
+                        Edit
+                      </button>
+                      <DangerButton
+                        confirm={confirm}
+                        message={`Revoke "${k.name}" (…${k.last_four})? Applications using it stop working.`}
+                        confirmLabel="Revoke key"
+                        action={async () => {
+                          await api.send('DELETE', `/api-keys/${encodeURIComponent(k.id)}`);
+                          list.reload();
+                        }}
+                      >
+                        Revoke
+                      </DangerButton>
+                    </td>
+                  )}
                 </tr>
               ))}
             </tbody>

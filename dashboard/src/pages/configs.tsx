@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { GatewayApi, ListReply } from '../api';
+import { type Caller, can, type GatewayApi, type ListReply } from '../api';
 import {
   Alert,
   DangerButton,
@@ -143,7 +143,17 @@ function TryIt({ api, config, onClose }: { api: GatewayApi; config: SavedConfig;
   );
 }
 
-export function ConfigsPage({ api, workspace }: { api: GatewayApi; workspace: string }) {
+export function ConfigsPage({
+  api,
+  caller,
+  workspace,
+}: {
+  api: GatewayApi;
+  caller: Caller;
+  workspace: string;
+}) {
+  const writable = can(caller, 'configs.write');
+  const canTry = can(caller, 'completions.write');
   const list = useLoad(
     () => api.get<ListReply<SavedConfig>>('/configs', { workspace: workspace || undefined }),
     [api, workspace],
@@ -159,21 +169,26 @@ export function ConfigsPage({ api, workspace }: { api: GatewayApi; workspace: st
         A saved config holds routing (fallback, load balancing, retries) and guardrails. Requests use it with{' '}
         <code>x-gateway-config: cfg_…</code>.
       </p>
-      <ConfigForm
-        key={editing?.id ?? 'new'}
-        api={api}
-        workspace={workspace}
-        editing={editing}
-        onDone={() => {
-          setEditing(null);
-          list.reload();
-        }}
-      />
+      {writable && (
+        <ConfigForm
+          key={editing?.id ?? 'new'}
+          api={api}
+          workspace={workspace}
+          editing={editing}
+          onDone={() => {
+            setEditing(null);
+            list.reload();
+          }}
+        />
+      )}
       {trying && <TryIt key={trying.id} api={api} config={trying} onClose={() => setTrying(null)} />}
       <Alert text={list.error} />
       {list.data && configs.length === 0 && (
         <Empty>
-          No saved configs yet. Write one above; the example falls back from one virtual key to another.
+          No saved configs yet.
+          {writable
+            ? ' Write one above; the example falls back from one virtual key to another.'
+            : ' A key with configs.write saves them.'}
         </Empty>
       )}
       {configs.length > 0 && (
@@ -184,9 +199,11 @@ export function ConfigsPage({ api, workspace }: { api: GatewayApi; workspace: st
                 <th>Config</th>
                 <th>Targets</th>
                 <th>Updated</th>
-                <th>
-                  <span class="sr-only">Actions</span>
-                </th>
+                {(writable || canTry) && (
+                  <th>
+                    <span class="sr-only">Actions</span>
+                  </th>
+                )}
               </tr>
             </thead>
             <tbody>
@@ -202,29 +219,37 @@ export function ConfigsPage({ api, workspace }: { api: GatewayApi; workspace: st
                     <code class="small">{JSON.stringify(c.config).slice(0, 120)}</code>
                   </td>
                   <td class="nowrap">{formatDate(c.updated_at)}</td>
-                  <td class="row-actions">
-                    <button type="button" class="secondary small" onClick={() => setTrying(c)}>
-                      Try it
-                    </button>
-                    <button type="button" class="secondary small" onClick={() => setEditing(c)}>
-                      Edit
-                    </button>
-                    <DangerButton
-                      confirm={confirm}
-                      message={`Delete the config ${c.name ?? c.id}? Requests that name it will fail.`}
-                      confirmLabel="Delete config"
-                      action={async () => {
-                        await api.send('DELETE', `/configs/${encodeURIComponent(c.id)}`, undefined, {
-                          workspace: workspace || undefined,
-                        });
-                        if (editing?.id === c.id) setEditing(null);
-                        if (trying?.id === c.id) setTrying(null);
-                        list.reload();
-                      }}
-                    >
-                      Delete
-                    </DangerButton>
-                  </td>
+                  {(writable || canTry) && (
+                    <td class="row-actions">
+                      {canTry && (
+                        <button type="button" class="secondary small" onClick={() => setTrying(c)}>
+                          Try it
+                        </button>
+                      )}
+                      {writable && (
+                        <button type="button" class="secondary small" onClick={() => setEditing(c)}>
+                          Edit
+                        </button>
+                      )}
+                      {writable && (
+                        <DangerButton
+                          confirm={confirm}
+                          message={`Delete the config ${c.name ?? c.id}? Requests that name it will fail.`}
+                          confirmLabel="Delete config"
+                          action={async () => {
+                            await api.send('DELETE', `/configs/${encodeURIComponent(c.id)}`, undefined, {
+                              workspace: workspace || undefined,
+                            });
+                            if (editing?.id === c.id) setEditing(null);
+                            if (trying?.id === c.id) setTrying(null);
+                            list.reload();
+                          }}
+                        >
+                          Delete
+                        </DangerButton>
+                      )}
+                    </td>
+                  )}
                 </tr>
               ))}
             </tbody>

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { GatewayApi, ListReply } from '../api';
+import { type Caller, can, type GatewayApi, type ListReply } from '../api';
 import {
   Alert,
   DangerButton,
@@ -372,7 +372,8 @@ function GuardrailForm({
   );
 }
 
-export function GuardrailsPage({ api }: { api: GatewayApi }) {
+export function GuardrailsPage({ api, caller }: { api: GatewayApi; caller: Caller }) {
+  const writable = can(caller, 'configs.write');
   const list = useLoad(() => api.get<ListReply<Guardrail>>('/guardrails'), [api]);
   const [editing, setEditing] = useState<Guardrail | null>(null);
   const [dialog, confirm] = useConfirm();
@@ -384,18 +385,23 @@ export function GuardrailsPage({ api }: { api: GatewayApi }) {
         A guardrail is a named list of checks, kept in the signed-in key's workspace. A config runs it by id
         in <code>input_guardrails</code> or <code>output_guardrails</code>.
       </p>
-      <GuardrailForm
-        key={editing?.id ?? 'new'}
-        api={api}
-        editing={editing}
-        onDone={() => {
-          setEditing(null);
-          list.reload();
-        }}
-      />
+      {writable && (
+        <GuardrailForm
+          key={editing?.id ?? 'new'}
+          api={api}
+          editing={editing}
+          onDone={() => {
+            setEditing(null);
+            list.reload();
+          }}
+        />
+      )}
       <Alert text={list.error} />
       {list.data && items.length === 0 && (
-        <Empty>No guardrails yet. Pick the checks above and create the first.</Empty>
+        <Empty>
+          No guardrails yet.
+          {writable ? ' Pick the checks above and create the first.' : ' A key with configs.write adds them.'}
+        </Empty>
       )}
       {items.length > 0 && (
         <div class="card table-wrap">
@@ -405,9 +411,11 @@ export function GuardrailsPage({ api }: { api: GatewayApi }) {
                 <th>Guardrail</th>
                 <th>Checks</th>
                 <th>Updated</th>
-                <th>
-                  <span class="sr-only">Actions</span>
-                </th>
+                {writable && (
+                  <th>
+                    <span class="sr-only">Actions</span>
+                  </th>
+                )}
               </tr>
             </thead>
             <tbody>
@@ -428,23 +436,25 @@ export function GuardrailsPage({ api }: { api: GatewayApi }) {
                     ))}
                   </td>
                   <td class="nowrap">{formatDate(g.updated_at)}</td>
-                  <td class="row-actions">
-                    <button type="button" class="secondary small" onClick={() => setEditing(g)}>
-                      Edit
-                    </button>
-                    <DangerButton
-                      confirm={confirm}
-                      message={`Delete the guardrail ${g.name}? Configs that name it will refuse requests.`}
-                      confirmLabel="Delete guardrail"
-                      action={async () => {
-                        await api.send('DELETE', `/guardrails/${encodeURIComponent(g.id)}`);
-                        if (editing?.id === g.id) setEditing(null);
-                        list.reload();
-                      }}
-                    >
-                      Delete
-                    </DangerButton>
-                  </td>
+                  {writable && (
+                    <td class="row-actions">
+                      <button type="button" class="secondary small" onClick={() => setEditing(g)}>
+                        Edit
+                      </button>
+                      <DangerButton
+                        confirm={confirm}
+                        message={`Delete the guardrail ${g.name}? Configs that name it will refuse requests.`}
+                        confirmLabel="Delete guardrail"
+                        action={async () => {
+                          await api.send('DELETE', `/guardrails/${encodeURIComponent(g.id)}`);
+                          if (editing?.id === g.id) setEditing(null);
+                          list.reload();
+                        }}
+                      >
+                        Delete
+                      </DangerButton>
+                    </td>
+                  )}
                 </tr>
               ))}
             </tbody>

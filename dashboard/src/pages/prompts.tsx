@@ -1,6 +1,6 @@
 import Mustache from 'mustache';
 import { useEffect, useState } from 'preact/hooks';
-import type { GatewayApi, ListReply } from '../api';
+import { type Caller, can, type GatewayApi, type ListReply } from '../api';
 import { lineDiff } from '../diff';
 import {
   Alert,
@@ -221,7 +221,7 @@ function PromptForm({
 }
 
 /** Render and run a prompt with values for its variables. */
-function RunPanel({ api, prompt }: { api: GatewayApi; prompt: Prompt }) {
+function RunPanel({ api, prompt, canRun }: { api: GatewayApi; prompt: Prompt; canRun: boolean }) {
   const [values, setValues] = useState<Record<string, string>>({});
   const [out, setOut] = useState<{ kind: 'render' | 'run'; text: string } | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -273,9 +273,11 @@ function RunPanel({ api, prompt }: { api: GatewayApi; prompt: Prompt }) {
         <button type="button" class="secondary" disabled={busy} onClick={() => call('render')}>
           Render
         </button>
-        <button type="button" disabled={busy} onClick={() => call('run')}>
-          Test run
-        </button>
+        {canRun && (
+          <button type="button" disabled={busy} onClick={() => call('run')}>
+            Test run
+          </button>
+        )}
       </div>
       <Alert text={error} />
       {out && (
@@ -341,7 +343,16 @@ function Versions({ api, prompt, workspace }: { api: GatewayApi; prompt: Prompt;
   );
 }
 
-export function PromptsPage({ api, workspace }: { api: GatewayApi; workspace: string }) {
+export function PromptsPage({
+  api,
+  caller,
+  workspace,
+}: {
+  api: GatewayApi;
+  caller: Caller;
+  workspace: string;
+}) {
+  const writable = can(caller, 'prompts.write');
   const list = useLoad(
     () => api.get<ListReply<Prompt>>('/prompts', { workspace: workspace || undefined }),
     [api, workspace],
@@ -353,17 +364,19 @@ export function PromptsPage({ api, workspace }: { api: GatewayApi; workspace: st
   return (
     <section data-page="prompts">
       <h2>Prompts</h2>
-      <PromptForm
-        key={open && editing ? `${open.id}-${open.version}` : 'new'}
-        api={api}
-        workspace={workspace}
-        editing={open && editing ? open : null}
-        onDone={(saved) => {
-          setEditing(false);
-          if (saved) setOpen(saved);
-          list.reload();
-        }}
-      />
+      {writable && (
+        <PromptForm
+          key={open && editing ? `${open.id}-${open.version}` : 'new'}
+          api={api}
+          workspace={workspace}
+          editing={open && editing ? open : null}
+          onDone={(saved) => {
+            setEditing(false);
+            if (saved) setOpen(saved);
+            list.reload();
+          }}
+        />
+      )}
       {open && !editing && (
         <div class="open-head">
           <h3>
@@ -376,13 +389,25 @@ export function PromptsPage({ api, workspace }: { api: GatewayApi; workspace: st
       )}
       {open && !editing && (
         <div class="grid2 open-panels">
-          <RunPanel key={`${open.id}-${open.version}`} api={api} prompt={open} />
+          <RunPanel
+            key={`${open.id}-${open.version}`}
+            api={api}
+            prompt={open}
+            canRun={can(caller, 'completions.write')}
+          />
           <Versions key={`${open.id}-${open.version}`} api={api} prompt={open} workspace={workspace} />
         </div>
       )}
       <Alert text={list.error} />
       {list.data && prompts.length === 0 && (
-        <Empty>No prompts yet. Write a template above; {'{{variables}}'} are filled in when it runs.</Empty>
+        <Empty>
+          No prompts yet.
+          {writable ? (
+            <> Write a template above; {'{{variables}}'} are filled in when it runs.</>
+          ) : (
+            ' A key with prompts.write writes them.'
+          )}
+        </Empty>
       )}
       {prompts.length > 0 && (
         <div class="card table-wrap">
@@ -423,28 +448,32 @@ export function PromptsPage({ api, workspace }: { api: GatewayApi; workspace: st
                     >
                       Open
                     </button>
-                    <button
-                      type="button"
-                      class="secondary small"
-                      onClick={() => {
-                        setOpen(p);
-                        setEditing(true);
-                      }}
-                    >
-                      Edit
-                    </button>
-                    <DangerButton
-                      confirm={confirm}
-                      message={`Delete the prompt ${p.name} and all its versions?`}
-                      confirmLabel="Delete prompt"
-                      action={async () => {
-                        await api.send('DELETE', `/prompts/${encodeURIComponent(p.id)}`);
-                        if (open?.id === p.id) setOpen(null);
-                        list.reload();
-                      }}
-                    >
-                      Delete
-                    </DangerButton>
+                    {writable && (
+                      <button
+                        type="button"
+                        class="secondary small"
+                        onClick={() => {
+                          setOpen(p);
+                          setEditing(true);
+                        }}
+                      >
+                        Edit
+                      </button>
+                    )}
+                    {writable && (
+                      <DangerButton
+                        confirm={confirm}
+                        message={`Delete the prompt ${p.name} and all its versions?`}
+                        confirmLabel="Delete prompt"
+                        action={async () => {
+                          await api.send('DELETE', `/prompts/${encodeURIComponent(p.id)}`);
+                          if (open?.id === p.id) setOpen(null);
+                          list.reload();
+                        }}
+                      >
+                        Delete
+                      </DangerButton>
+                    )}
                   </td>
                 </tr>
               ))}

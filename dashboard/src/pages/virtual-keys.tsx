@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
-import type { GatewayApi, ListReply } from '../api';
+import { type Caller, can, type GatewayApi, type ListReply } from '../api';
+import { BudgetMeter } from '../budget';
 import { formatCost } from '../format';
 import {
   Alert,
@@ -33,6 +34,7 @@ export interface VirtualKeyView {
   spent: number;
   remaining: number | null;
   period: string;
+  period_start: string | null;
   updated_at: string;
 }
 
@@ -130,18 +132,17 @@ function bodyOf(d: Draft, creating: boolean, workspace: string): Record<string, 
   return body;
 }
 
-function BudgetBar({ vk }: { vk: VirtualKeyView }) {
+function Budget({ vk }: { vk: VirtualKeyView }) {
   if (vk.budget_limit === null) return <span>{formatCost(vk.spent)} spent, no budget</span>;
-  const used = Math.min(1, vk.spent / vk.budget_limit);
-  const alert = vk.budget_alert_threshold !== null && used >= vk.budget_alert_threshold;
   return (
-    <div class="budget" data-budget={vk.slug}>
-      <span>
-        {formatCost(vk.spent)} of {formatCost(vk.budget_limit)}
-        {vk.budget_period === 'monthly' ? ` in ${vk.period}` : ''}
-      </span>
-      <progress class={alert ? 'alert' : ''} max={1} value={used} aria-label={`Budget used for ${vk.name}`} />
-    </div>
+    <BudgetMeter
+      name={vk.slug}
+      limit={vk.budget_limit}
+      spent={vk.spent}
+      remaining={vk.remaining}
+      periodStart={vk.budget_period === 'monthly' ? vk.period_start : null}
+      alertAt={vk.budget_alert_threshold}
+    />
   );
 }
 
@@ -281,7 +282,16 @@ function VirtualKeyForm({
   );
 }
 
-export function VirtualKeysPage({ api, workspace }: { api: GatewayApi; workspace: string }) {
+export function VirtualKeysPage({
+  api,
+  caller,
+  workspace,
+}: {
+  api: GatewayApi;
+  caller: Caller;
+  workspace: string;
+}) {
+  const writable = can(caller, 'virtual_keys.write');
   const list = useLoad(
     () => api.get<ListReply<VirtualKeyView>>('/virtual-keys', { workspace: workspace || undefined }),
     [api, workspace],
@@ -296,19 +306,26 @@ export function VirtualKeysPage({ api, workspace }: { api: GatewayApi; workspace
         A virtual key keeps a provider credential in the gateway, with a budget and a rate limit. Requests
         name it as <code>x-gateway-provider: @slug</code>.
       </p>
-      <VirtualKeyForm
-        key={editing?.slug ?? 'new'}
-        api={api}
-        workspace={workspace}
-        editing={editing}
-        onDone={() => {
-          setEditing(null);
-          list.reload();
-        }}
-      />
+      {writable && (
+        <VirtualKeyForm
+          key={editing?.slug ?? 'new'}
+          api={api}
+          workspace={workspace}
+          editing={editing}
+          onDone={() => {
+            setEditing(null);
+            list.reload();
+          }}
+        />
+      )}
       <Alert text={list.error} />
       {list.data && keys.length === 0 && (
-        <Empty>No virtual keys yet. Add your first provider credential with the form above.</Empty>
+        <Empty>
+          No virtual keys yet.
+          {writable
+            ? ' Add your first provider credential with the form above.'
+            : ' A key with virtual_keys.write adds them.'}
+        </Empty>
       )}
       {keys.length > 0 && (
         <div class="card table-wrap">
@@ -320,9 +337,11 @@ export function VirtualKeysPage({ api, workspace }: { api: GatewayApi; workspace
                 <th>Spend against budget</th>
                 <th>Rate limit</th>
                 <th>Updated</th>
-                <th>
-                  <span class="sr-only">Actions</span>
-                </th>
+                {writable && (
+                  <th>
+                    <span class="sr-only">Actions</span>
+                  </th>
+                )}
               </tr>
             </thead>
             <tbody>
@@ -337,29 +356,36 @@ export function VirtualKeysPage({ api, workspace }: { api: GatewayApi; workspace
                     {vk.custom_host && <div class="muted small">{vk.custom_host}</div>}
                   </td>
                   <td>
-                    <BudgetBar vk={vk} />
+                    <Budget vk={vk} />
                   </td>
                   <td>{vk.rate_limit ? `${vk.rate_limit.requests_per_minute}/min` : '—'}</td>
                   <td class="nowrap">{formatDate(vk.updated_at)}</td>
-                  <td class="row-actions">
-                    <button type="button" class="secondary small" onClick={() => setEditing(vk)}>
-                      Edit
-                    </button>
-                    <DangerButton
-                      confirm={confirm}
-                      message={`Delete the virtual key @${vk.slug}? Requests that name it will fail.`}
-                      confirmLabel="Delete virtual key"
-                      action={async () => {
-                        await api.send('DELETE', `/virtual-keys/${encodeURIComponent(vk.slug)}`, undefined, {
-                          workspace: workspace || undefined,
-                        });
-                        if (editing?.slug === vk.slug) setEditing(null);
-                        list.reload();
-                      }}
-                    >
-                      Delete
-                    </DangerButton>
-                  </td>
+                  {writable && (
+                    <td class="row-actions">
+                      <button type="button" class="secondary small" onClick={() => setEditing(vk)}>
+                        Edit
+                      </button>
+                      <DangerButton
+                        confirm={confirm}
+                        message={`Delete the virtual key @${vk.slug}? Requests that name it will fail.`}
+                        confirmLabel="Delete virtual key"
+                        action={async () => {
+                          await api.send(
+                            'DELETE',
+                            `/virtual-keys/${encodeURIComponent(vk.slug)}`,
+                            undefined,
+                            {
+                              workspace: workspace || undefined,
+                            },
+                          );
+                          if (editing?.slug === vk.slug) setEditing(null);
+                          list.reload();
+                        }}
+                      >
+                        Delete
+                      </DangerButton>
+                    </td>
+                  )}
                 </tr>
               ))}
             </tbody>
