@@ -23,6 +23,7 @@ import {
 } from '../shared/openai-shapes';
 import type { ChatContext, ChatTranslation, ProviderEvent, StreamTranslator } from '../types';
 import { AwsEventStreamDecoder } from './event-stream';
+import { bedrockModelId } from './model-ids';
 import { bedrockAuth, signedHeaders } from './signing';
 
 // OpenAI Chat Completions <-> Bedrock Converse / ConverseStream.
@@ -290,6 +291,8 @@ export class ConverseStream implements StreamTranslator {
 export const bedrockChat: ChatTranslation = {
   async buildCall(body, ctx: ChatContext) {
     const auth = await bedrockAuth(ctx.target);
+    // The region is known only now: the context takes the id Bedrock runs, so reply, log and price name it.
+    ctx.model = bedrockModelId(ctx.model, auth.region);
     const base = ctx.baseUrl || `https://bedrock-runtime.${auth.region}.amazonaws.com`;
     const url = new URL(
       `${base}/model/${encodeURIComponent(ctx.model)}/${ctx.stream ? 'converse-stream' : 'converse'}`,
