@@ -63,6 +63,8 @@ interface Case {
   image: string;
   toolId: string;
   usage: { input_tokens: number; output_tokens: number; cache_read_input_tokens: number };
+  /** `message_start`'s usage: the provider's early count, or the gateway's estimate when it counts last. */
+  startUsage: Record<string, unknown>;
 }
 
 const cases: Case[] = [
@@ -82,6 +84,8 @@ const cases: Case[] = [
     image: 'I see a png image.',
     toolId: 'tooluse_kZJMlvQmRJ6eAyJE5GIl7Q',
     usage: { input_tokens: 30, output_tokens: 9, cache_read_input_tokens: 10 },
+    // The count_tokens estimate of `{role: "user", content: "Say hello"}`: about four characters a token.
+    startUsage: { input_tokens: 4, output_tokens: 0, cache_read_input_tokens: 0 },
   },
   {
     provider: 'google',
@@ -92,6 +96,7 @@ const cases: Case[] = [
     image: 'I see an inline image.',
     toolId: '',
     usage: { input_tokens: 20, output_tokens: 12, cache_read_input_tokens: 20 },
+    startUsage: { input_tokens: 20, output_tokens: 0, cache_read_input_tokens: 20 },
   },
 ];
 
@@ -140,7 +145,7 @@ describe.each(cases)('translated to $provider', (c) => {
       max_tokens: 256,
       messages: [{ role: 'user', content: 'Say hello' }],
     });
-    stream.on('streamEvent', (e) => events.push(e));
+    stream.on('streamEvent', (e) => events.push(structuredClone(e)));
     const final = await stream.finalMessage();
     expect(final.content).toEqual([{ type: 'text', text: c.echo }]);
     expect(final.stop_reason).toBe('end_turn');
@@ -149,6 +154,16 @@ describe.each(cases)('translated to $provider', (c) => {
     expect(types.slice(0, 3)).toEqual(['message_start', 'content_block_start', 'content_block_delta']);
     expect(types.slice(-3)).toEqual(['content_block_stop', 'message_delta', 'message_stop']);
     expect(types.filter((t) => t === 'content_block_start')).toHaveLength(1);
+    const start = events.find((e) => e.type === 'message_start');
+    expect(start?.type === 'message_start' && start.message.usage).toEqual({
+      cache_creation_input_tokens: 0,
+      ...c.startUsage,
+    });
+    const delta = events.find((e) => e.type === 'message_delta');
+    expect(delta?.type === 'message_delta' && delta.usage).toEqual({
+      ...c.usage,
+      cache_creation_input_tokens: 0,
+    });
   });
 
   it('sends a base64 image', async () => {

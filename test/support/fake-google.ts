@@ -61,7 +61,9 @@ export const geminiDefault: Handler = async (req, res) => {
           ...(lastPiece ? { finishReason: 'STOP' } : {}),
         },
       ],
-      usageMetadata: lastPiece ? GEMINI_USAGE : { promptTokenCount: 40, totalTokenCount: 40 },
+      usageMetadata: lastPiece
+        ? GEMINI_USAGE
+        : { promptTokenCount: 40, cachedContentTokenCount: 20, totalTokenCount: 40 },
       modelVersion: whole.modelVersion,
       responseId: whole.responseId,
     };

@@ -1,5 +1,5 @@
 import { badRequest } from '../../gateway/errors';
-import { isObject, type Json, numberOr } from '../shared/openai-shapes';
+import { GATEWAY_FIELDS, isObject, type Json, numberOr } from '../shared/openai-shapes';
 
 // Anthropic's Messages API as clients send it (Claude Code, the Anthropic SDKs) <-> the OpenAI chat
 // shape every provider translator takes. Used for every route that does not end at Anthropic itself.
@@ -221,6 +221,13 @@ export function anthropicUsage(usage: unknown): Json {
   };
 }
 
+/** The prompt usage a provider reported before its stream ended, carried on a chunk: Anthropic's usage. */
+function promptUsage(c: Json): Json | undefined {
+  const own = c[GATEWAY_FIELDS];
+  if (!isObject(own) || !isObject(own.prompt_usage)) return undefined;
+  return { ...anthropicUsage(own.prompt_usage), output_tokens: 0 };
+}
+
 /** A message id in Anthropic's form, kept when the provider already gave one. */
 export function messageId(id: unknown): string {
   if (typeof id === 'string' && id.startsWith('msg_')) return id;
@@ -293,7 +300,11 @@ export class AnthropicEventWriter {
   private stopReason: string | undefined;
   private usage: Json | undefined;
 
-  constructor(private readonly model: string) {}
+  /** `inputTokens`: the prompt's estimated tokens, for `message_start` when the provider counts only at the end. */
+  constructor(
+    private readonly model: string,
+    private readonly inputTokens = 0,
+  ) {}
 
   /** The events of one chat chunk. */
   chunk(c: Json): string {
@@ -350,13 +361,9 @@ export class AnthropicEventWriter {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      // Chat streams count tokens only at the end: the final counts come in `message_delta`.
-      usage: {
-        input_tokens: 0,
-        output_tokens: 0,
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
-      },
+      // The provider's early prompt count (Gemini) when the chunk carries one, else the estimate; the
+      // final counts come in `message_delta`.
+      usage: promptUsage(c) ?? { ...anthropicUsage(undefined), input_tokens: this.inputTokens },
     };
     return event('message_start', { type: 'message_start', message }) + event('ping', { type: 'ping' });
   }

@@ -5,6 +5,7 @@ import {
   completionId,
   contentParts,
   functionTools,
+  GATEWAY_FIELDS,
   isObject,
   type Json,
   type Message,
@@ -290,7 +291,11 @@ export class GeminiStream implements StreamTranslator {
       this.started = true;
       if (typeof data.responseId === 'string') this.header.id = `chatcmpl-${data.responseId}`;
       if (typeof data.modelVersion === 'string') this.header.model = data.modelVersion;
-      out.push(chunk(this.header, { role: 'assistant', content: '' }));
+      const first = chunk(this.header, { role: 'assistant', content: '' });
+      // Gemini counts the prompt in its first event already: Anthropic's `message_start` can say it.
+      const early = usageOf(data.usageMetadata);
+      if (early) first[GATEWAY_FIELDS] = { prompt_usage: early };
+      out.push(first);
     }
     const usage = usageOf(data.usageMetadata);
     if (usage) this.usage = usage;

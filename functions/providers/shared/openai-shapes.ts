@@ -177,6 +177,12 @@ export function chunk(h: ChunkHeader, delta: Json, finishReason: string | null =
   };
 }
 
+/**
+ * The key of the gateway's own fields in a chat chunk: the usage chunk's `cost`, and the `prompt_usage`
+ * a provider reports before its stream ends (for Anthropic's `message_start`).
+ */
+export const GATEWAY_FIELDS = 'x-gateway';
+
 /** The usage-only chunk OpenAI sends last when `stream_options.include_usage` is set. */
 export function usageChunk(h: ChunkHeader, usage: Json): Json {
   return {
