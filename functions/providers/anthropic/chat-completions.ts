@@ -17,6 +17,7 @@ import {
   SseDecoder,
   stopSequencesOf,
   textOf,
+  thinkingForEffort,
   toolCallsOf,
   toolChoiceOf,
   tryParse,
@@ -117,6 +118,11 @@ export function toAnthropicRequest(body: Json, model: string, stream: boolean): 
   const out: Json = { model, max_tokens: maxTokensOf(body) ?? DEFAULT_MAX_TOKENS, messages };
   if (system.length > 0) out.system = system;
   for (const [from, to] of PARAMS) if (body[from] !== undefined && body[from] !== null) out[to] = body[from];
+  const effort = out.thinking === undefined ? thinkingForEffort(body, DEFAULT_MAX_TOKENS) : undefined;
+  if (effort) {
+    out.thinking = effort.thinking;
+    out.max_tokens = effort.maxTokens;
+  }
   const stop = stopSequencesOf(body);
   if (stop && stop.length > 0) out.stop_sequences = stop;
   if (stream) out.stream = true;
