@@ -32,7 +32,7 @@ import type { Usage, UsageLogDraft } from './usage-log';
 // streamed ones pass every event through in order as it arrives, and the log keeps the final response
 // (output text, tool calls, citations) and the usage of `response.completed`.
 
-const EFFORTS = ['high', 'medium', 'low'];
+const EFFORTS = ['high', 'medium', 'low', 'minimal'];
 const CONTEXT_SIZES = ['high', 'medium', 'low'];
 const TOOL_CHOICES = ['auto', 'none', 'required'];
 // The events that end a Responses stream; anything else before the end means the stream was cut.
