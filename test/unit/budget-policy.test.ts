@@ -8,7 +8,7 @@ import {
   chatMessageSlots,
   chatReplySlots,
   responsesInputSlots,
-} from '../../functions/guardrails/request-guard';
+} from '../../functions/gateway/request-guard';
 
 describe('maximum cost', () => {
   it('bounds input tokens by UTF-8 bytes, which no tokenizer exceeds', () => {

@@ -1,4 +1,4 @@
-import { badRequest } from '../../gateway/errors';
+import { badRequest } from '../../core/errors';
 import {
   GATEWAY_FIELDS,
   isObject,
