@@ -4,12 +4,6 @@ import type { UsageLogDraft } from '../core/log-entry';
 import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
 import { credentialMasker } from '../core/secret-mask';
 import { SseParser, sseErrorEvent } from '../core/sse';
-import {
-  chatMessageSlots,
-  chatReplySlots,
-  RequestGuard,
-  type StreamWatch,
-} from './request-guard';
 import type { ChatCall, ChatContext, ChatTranslation, Json } from '../providers/types';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
 import {
@@ -25,6 +19,7 @@ import {
   tryJson,
 } from './model-call';
 import { costOf, readUsage, tokenBound } from './pricing';
+import { chatMessageSlots, chatReplySlots, RequestGuard, type StreamWatch } from './request-guard';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
 

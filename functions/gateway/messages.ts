@@ -3,7 +3,6 @@ import type { HttpBody, HttpEvent, HttpResult, RequestState } from '../core/http
 import type { UsageLogDraft } from '../core/log-entry';
 import { bodyText, jsonBody } from '../core/request-body';
 import { SseParser } from '../core/sse';
-import { RequestGuard, type StreamWatch, type TextSlot } from './request-guard';
 import { AnthropicStream } from '../providers/anthropic/chat-completions';
 import {
   AnthropicEventWriter,
@@ -28,6 +27,7 @@ import {
   tryJson,
 } from './model-call';
 import { readUsage } from './pricing';
+import { RequestGuard, type StreamWatch, type TextSlot } from './request-guard';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
 

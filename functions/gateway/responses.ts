@@ -4,12 +4,6 @@ import type { Usage, UsageLogDraft } from '../core/log-entry';
 import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
 import { credentialMasker } from '../core/secret-mask';
 import { SseParser } from '../core/sse';
-import {
-  RequestGuard,
-  responsesInputSlots,
-  responsesOutputSlots,
-  type StreamWatch,
-} from './request-guard';
 import type { OperationHandler } from './dispatch';
 import {
   type CallSuccess,
@@ -24,6 +18,7 @@ import {
 } from './model-call';
 import { passthroughOperations } from './passthrough';
 import { costOf, readUsage, tokenBound } from './pricing';
+import { RequestGuard, responsesInputSlots, responsesOutputSlots, type StreamWatch } from './request-guard';
 import { responsesChatAttempt, responsesChatReply, servedThroughChat } from './responses-chat';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';

@@ -2,18 +2,18 @@ import { GatewayError } from '../core/errors';
 import type { RequestState } from '../core/http';
 import type { GuardrailOutcomeLog, UsageLogDraft } from '../core/log-entry';
 import type { Principal } from '../core/principal';
-import { firstTarget, planFor, requestConfig } from '../gateway/model-call';
-import { policies } from '../gateway/policy';
-import { readAll, sendUpstream } from '../gateway/upstream';
 import {
   type CheckOutcome,
   type CompiledCheck,
   denialMessage,
   type GuardrailReport,
   runChecks,
-} from './engine';
-import { guardrailResolver } from './resolve';
-import type { CheckContext, Direction, ModerationResult } from './types';
+} from '../guardrails/engine';
+import { guardrailResolver } from '../guardrails/resolve';
+import type { CheckContext, Direction, ModerationResult } from '../guardrails/types';
+import { firstTarget, planFor, requestConfig } from './model-call';
+import { policies } from './policy';
+import { readAll, sendUpstream } from './upstream';
 
 // Streamed output is checked as it accumulates: after every upstream read while short, then each time
 // it has grown by this much, and once more at the end. Moderation calls run at the end only.
