@@ -31,7 +31,7 @@ beforeAll(async () => {
 
 const layerOf = (file: string) => {
   const m = /^functions\/([^/]+)\//.exec(file);
-  return m ? LAYERS[m[1]] : undefined;
+  return m?.[1] === undefined ? undefined : LAYERS[m[1]];
 };
 
 describe('the import graph', () => {
