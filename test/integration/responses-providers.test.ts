@@ -254,6 +254,48 @@ describe.each(cases)('Responses on $provider', (c) => {
     else expect(sent).not.toContain('Let me think.');
   });
 
+  it('stores its responses: GET, previous_response_id (streamed), DELETE, then a 404', async () => {
+    const first = await client().responses.create({ model: c.model, input: 'My name is Ada.' });
+    expect(first.store).toBe(true);
+    expect(await client().responses.retrieve(first.id)).toEqual(first);
+
+    const second = await client()
+      .responses.stream({
+        model: c.model,
+        input: 'Say hello',
+        previous_response_id: first.id,
+        instructions: 'Be brief.',
+      })
+      .finalResponse();
+    expect(second.previous_response_id).toBe(first.id);
+    expect(second.output_text).toBe('Echo: Say hello');
+    // The earlier turn and its answer went to the provider before the new input.
+    const sent = JSON.stringify(c.fake().requests[1]?.body);
+    expect(sent.indexOf('My name is Ada.')).toBeGreaterThan(-1);
+    expect(sent.indexOf('Echo: My name is Ada.')).toBeGreaterThan(sent.indexOf('My name is Ada.'));
+    expect(sent.indexOf('Say hello')).toBeGreaterThan(sent.indexOf('Echo: My name is Ada.'));
+    expect((await client().responses.retrieve(second.id)).output_text).toBe('Echo: Say hello');
+
+    expect(await client().responses.delete(first.id)).toEqual({
+      id: first.id,
+      object: 'response',
+      deleted: true,
+    });
+    const gone = (await client()
+      .responses.retrieve(first.id)
+      .catch((e: unknown) => e)) as APIError;
+    expect(gone.status).toBe(404);
+    expect(gone.error).toMatchObject({ type: 'invalid_request_error', code: 'not_found' });
+    expect(gone.message).toContain(first.id);
+
+    const unstored = await client().responses.create({ model: c.model, input: 'Hi', store: false });
+    expect(unstored.store).toBe(false);
+    const never = (await client()
+      .responses.retrieve(unstored.id)
+      .catch((e: unknown) => e)) as APIError;
+    expect(never.status).toBe(404);
+  });
+
   it('refuses OpenAI-only tools and previous_response_id with a 400 naming them', async () => {
     const tool = (await client()
       .responses.create({ model: c.model, input: 'News?', tools: [{ type: 'web_search' }] })

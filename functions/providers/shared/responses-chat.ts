@@ -2,9 +2,17 @@ import { badRequest } from '../../core/errors';
 import { isObject, type Json, numberOr, THINKING_BLOCKS, withExtras } from './openai-shapes';
 
 // OpenAI's Responses API <-> the chat shape every provider translator takes, for providers without a
-// Responses API of their own (Anthropic, Bedrock, Gemini). Nothing is stored: each request is whole.
+// Responses API of their own (Anthropic, Bedrock, Gemini). The gateway stores the responses it makes
+// (gateway/responses-chat.ts); here each request arrives whole, its previous conversation replayed.
 
 const randomId = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 12)}`;
+
+/** How the ids of the Responses the gateway makes itself begin, so that it knows them from a provider's. */
+export const GATEWAY_RESPONSE_PREFIX = 'resp_gw';
+
+/** A request's input as a list of items (a string input is one user message). */
+export const inputItems = (input: unknown): unknown[] =>
+  typeof input === 'string' ? [{ role: 'user', content: input }] : Array.isArray(input) ? input : [];
 
 function contentParts(content: unknown, at: string, provider: string): Json[] | string {
   if (typeof content === 'string') return content;
@@ -46,21 +54,23 @@ function refuseTool(tool: Json, at: string, provider: string): never {
   );
 }
 
-/** A Responses request as an OpenAI chat request, for `provider`; a 400 for what it cannot take. */
-export function responsesToChat(body: Json, provider: string): Json {
-  if (typeof body.previous_response_id === 'string' && body.previous_response_id !== '') {
+/**
+ * A Responses request as an OpenAI chat request, for `provider`; a 400 for what it cannot take.
+ * `replayed`: the conversation of its `previous_response_id` is already in its input.
+ */
+export function responsesToChat(body: Json, provider: string, replayed = false): Json {
+  if (!replayed && typeof body.previous_response_id === 'string' && body.previous_response_id !== '') {
     throw badRequest(
-      `previous_response_id: provider "${provider}" has no stored responses; send the whole conversation in input.`,
+      `previous_response_id: the gateway stores no response "${body.previous_response_id.slice(0, 80)}" for provider "${provider}" (it keeps those it made with store not false); send the whole conversation in input.`,
       'previous_response_id',
-      'unsupported_parameter',
+      'previous_response_not_found',
     );
   }
   const messages: Json[] = [];
   if (typeof body.instructions === 'string' && body.instructions !== '') {
     messages.push({ role: 'system', content: body.instructions });
   }
-  const items =
-    typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input as Json[]);
+  const items = inputItems(body.input) as Json[];
   // Signed reasoning items go back to Claude with the assistant turn that follows them.
   let thinking: Json[] = [];
   const assistant = (message: Json): Json => {
@@ -199,12 +209,13 @@ export function responseObject(
     model,
     output,
     parallel_tool_calls: request.parallel_tool_calls ?? true,
-    previous_response_id: null,
+    previous_response_id:
+      typeof request.previous_response_id === 'string' ? request.previous_response_id : null,
     reasoning: {
       effort: isObject(request.reasoning) ? (request.reasoning.effort ?? null) : null,
       summary: null,
     },
-    store: false,
+    store: request.store !== false,
     temperature: request.temperature ?? null,
     text: isObject(request.text) ? request.text : { format: { type: 'text' } },
     tool_choice: request.tool_choice ?? 'auto',
@@ -278,7 +289,7 @@ export function chatToResponse(completion: unknown, request: Json): Json {
   }
   return responseObject(
     request,
-    `resp_${randomId()}`,
+    `${GATEWAY_RESPONSE_PREFIX}${randomId()}`,
     typeof c.created === 'number' ? c.created : Math.floor(Date.now() / 1000),
     typeof c.model === 'string' ? c.model : String(request.model),
     output,
@@ -311,7 +322,7 @@ export class ResponsesEventWriter {
   private readonly calls = new Map<number, OpenItem>();
   private finish: string | null = null;
   private usage: Json | null = null;
-  private readonly id = `resp_${randomId()}`;
+  private readonly id = `${GATEWAY_RESPONSE_PREFIX}${randomId()}`;
   private readonly createdAt = Math.floor(Date.now() / 1000);
   private model: string;
 
@@ -402,9 +413,13 @@ export class ResponsesEventWriter {
     let out = this.started ? '' : this.chunk({});
     out += this.close();
     const response = this.response(this.finish ?? 'stop');
+    this.final = response;
     const type = response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
     return out + this.event(type, { response });
   }
+
+  /** The Response of the last event, once the stream has ended whole. */
+  final: Json | undefined;
 
   /** An `error` event, numbered after the last one. */
   error(code: string | null, message: string): string {
