@@ -256,7 +256,7 @@ describe.each(cases)('Responses on $provider', (c) => {
 
   it('stores its responses: GET, previous_response_id (streamed), DELETE, then a 404', async () => {
     const first = await client().responses.create({ model: c.model, input: 'My name is Ada.' });
-    expect(first.store).toBe(true);
+    expect((first as unknown as { store: boolean }).store).toBe(true);
     expect(await client().responses.retrieve(first.id)).toEqual(first);
 
     const second = await client()
@@ -289,7 +289,7 @@ describe.each(cases)('Responses on $provider', (c) => {
     expect(gone.message).toContain(first.id);
 
     const unstored = await client().responses.create({ model: c.model, input: 'Hi', store: false });
-    expect(unstored.store).toBe(false);
+    expect((unstored as unknown as { store: boolean }).store).toBe(false);
     const never = (await client()
       .responses.retrieve(unstored.id)
       .catch((e: unknown) => e)) as APIError;
