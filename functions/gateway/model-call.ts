@@ -164,6 +164,7 @@ export async function routeModelCall<S extends AttemptSuccess>(
     throw error;
   } finally {
     log.attempts = router.attempts;
+    state.upstreamWaitMs += router.waitedMs;
     state.replyHeaders['x-gateway-target-index'] = router.lastIndex;
     state.replyHeaders['x-gateway-retry-count'] = String(router.lastRetries);
   }
@@ -298,6 +299,7 @@ export async function exchange(
     timeoutMs: target.timeoutMs,
   }).catch((error: unknown) => {
     log.upstreamLatencyMs = performance.now() - sentAt;
+    state.upstreamWaitMs += log.upstreamLatencyMs;
     throw error instanceof ClientGoneError
       ? clientGone()
       : adviseStreaming(error, state, req, target.timeoutMs);
@@ -305,6 +307,7 @@ export async function exchange(
 
   const contentType = String(upstream.headers['content-type'] ?? '');
   if (upstream.status < 400 && req.keepOpen(contentType)) {
+    state.upstreamWaitMs += performance.now() - sentAt;
     return {
       status: upstream.status,
       upstream,
@@ -314,11 +317,13 @@ export async function exchange(
     };
   }
   const text = await readAll(upstream.body, MAX_REPLY_BYTES).catch((error: unknown) => {
+    state.upstreamWaitMs += performance.now() - sentAt;
     throw error instanceof ClientGoneError
       ? clientGone()
       : adviseStreaming(error, state, req, target.timeoutMs);
   });
   log.upstreamLatencyMs = performance.now() - sentAt;
+  state.upstreamWaitMs += log.upstreamLatencyMs;
   if (upstream.status < 400) {
     const reply = tryJson(text);
     if (reply !== undefined) {

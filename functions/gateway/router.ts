@@ -93,6 +93,8 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
   /** The last target tried and its retries, for the reply headers of a failure too. */
   lastIndex = '0';
   lastRetries = 0;
+  /** Milliseconds spent waiting between retries (backoff or the provider's `retry-after`). */
+  waitedMs = 0;
 
   constructor(
     private readonly prepare: (target: PlanTarget) => Promise<P>,
@@ -146,7 +148,9 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
           target.retry.onStatusCodes.includes(error.status) &&
           (error.origin === 'provider' || MOVABLE_CODES.has(error.code ?? ''));
         if (!retryable) throw error;
+        const waitStartedAt = performance.now();
         await sleep(backoffMs(retry, error), this.signal);
+        this.waitedMs += performance.now() - waitStartedAt;
         if (this.signal.aborted) throw error;
       }
     }
