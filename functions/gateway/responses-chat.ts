@@ -41,7 +41,8 @@ export const isReplayed = (body: Json): boolean => replayed.has(body);
  */
 export async function replayPrevious(state: RequestState, body: Json): Promise<Json> {
   const id = body.previous_response_id;
-  if (typeof id !== 'string' || id === '') return body;
+  // Only ids the gateway made can be in its store; the provider keeps its own.
+  if (typeof id !== 'string' || !id.startsWith(GATEWAY_RESPONSE_PREFIX)) return body;
   const stored = await responseStore.get(scopeOf(state), id);
   if (!stored || stored === 'deleted') return body;
   const request = { ...body, input: [...stored.items, ...inputItems(body.input)] };
@@ -66,8 +67,8 @@ async function store(state: RequestState, request: Json, response: Json | undefi
 const responseNotFound = (id: string) => notFound(`No response with id '${id.slice(0, 80)}' found.`);
 
 /**
- * GET and DELETE of `/v1/responses/{response_id}`: the gateway's own responses from its store, a 404
- * for an id it made and no longer has; any other id is the provider's (`passthrough`).
+ * GET and DELETE of `/v1/responses/{response_id}`: an id the gateway made is served from its store (a 404
+ * when it no longer has it); any other id is the provider's (`passthrough`), with no store read.
  */
 export function storedResponseOperations(
   passthrough: Record<string, OperationHandler>,
@@ -76,11 +77,9 @@ export function storedResponseOperations(
     (name: 'responses.get' | 'responses.delete'): OperationHandler =>
     async (event, state) => {
       const id = state.params.response_id ?? '';
+      const forward = passthrough[name];
+      if (!id.startsWith(GATEWAY_RESPONSE_PREFIX) && forward) return forward(event, state);
       const stored = await responseStore.get(scopeOf(state), id);
-      if (stored === undefined && !id.startsWith(GATEWAY_RESPONSE_PREFIX)) {
-        const forward = passthrough[name];
-        if (forward) return forward(event, state);
-      }
       if (stored === undefined || stored === 'deleted') throw responseNotFound(id);
       const log = state.log as UsageLogDraft;
       if (typeof stored.response.model === 'string') log.model = stored.response.model;
