@@ -67,7 +67,11 @@ export function grantsFor(
       // Realtime sessions only (lib/realtime.ts grants it to the realtime functions).
       connections: { read: false, write: false },
     },
-    blobBucket: { read: readsLogs, write: writesLogs },
+    // The Responses functions read back the responses the gateway stored (GET, previous_response_id).
+    blobBucket: {
+      read: readsLogs || operations.some((op) => op.name === 'responses.get'),
+      write: writesLogs,
+    },
     // The first use of the bootstrap admin key creates the organisation, a control-table write: only a
     // function that may write that table recognises the key (README: call /v1/organisation first).
     adminKeySecret: { read: writesControl },

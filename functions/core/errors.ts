@@ -49,6 +49,7 @@ export type ErrorCode =
   | 'missing_variable'
   | 'origin_not_allowed'
   | 'policy_loosens_workspace'
+  | 'previous_response_not_found'
   | 'realtime_not_supported'
   | 'sso_discovery_failed'
   | 'unknown_config'

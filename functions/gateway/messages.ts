@@ -146,7 +146,7 @@ export async function messages(event: HttpEvent, state: RequestState): Promise<H
     body:
       typeof result.body === 'string'
         ? JSON.stringify(toAnthropicMessage(tryJson(result.body), model))
-        : anthropicStreamOf(result.body, model),
+        : anthropicStreamOf(result.body, model, estimateInputTokens(body)),
   };
 }
 
@@ -281,8 +281,8 @@ const STREAM_ERROR_STATUS: Record<string, number> = {
 };
 
 /** The chat pipeline's stream as Anthropic's events. */
-export function anthropicStreamOf(chat: HttpBody, model: string): AsyncGenerator<string> {
-  const writer = new AnthropicEventWriter(model);
+export function anthropicStreamOf(chat: HttpBody, model: string, inputTokens = 0): AsyncGenerator<string> {
+  const writer = new AnthropicEventWriter(model, inputTokens);
   return reframeChatStream(chat, {
     chunk: (c) => writer.chunk(c),
     end: () => writer.finish(),

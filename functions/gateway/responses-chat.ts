@@ -1,9 +1,20 @@
+import { notFound } from '../core/errors';
 import type { HttpBody, HttpResult, RequestState } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
-import { chatToResponse, ResponsesEventWriter, responsesToChat } from '../providers/shared/responses-chat';
+import { logger } from '../core/logger';
+import type { Principal } from '../core/principal';
+import {
+  chatToResponse,
+  GATEWAY_RESPONSE_PREFIX,
+  inputItems,
+  ResponsesEventWriter,
+  responsesToChat,
+} from '../providers/shared/responses-chat';
 import type { ChatContext, ChatTranslation, Json } from '../providers/types';
+import { responseStore } from '../store/response-store';
 import { buildCall, translateStream } from './chat-completions';
 import { reframeChatStream } from './chat-reframe';
+import type { OperationHandler } from './dispatch';
 import { type CallSuccess, exchange, recordUsage } from './model-call';
 import { readUsage } from './pricing';
 import { type RequestGuard, responsesOutputSlots } from './request-guard';
@@ -11,7 +22,77 @@ import type { ResolvedTarget } from './target';
 
 // The Responses API on providers that have none (Anthropic, Bedrock, Gemini): the request goes out in
 // the chat shape through the provider's chat translation, and the reply and stream come back as a
-// Response and the Responses events.
+// Response and the Responses events. The gateway stores the Responses it makes (unless `store` is
+// false), serves them on GET and DELETE, and replays their conversation for `previous_response_id`.
+
+const scopeOf = (state: RequestState) => {
+  const p = state.principal as Principal;
+  return { organisationId: p.organisationId, workspace: p.workspace };
+};
+
+/** Requests whose `previous_response_id` conversation the gateway has put in front of their input. */
+const replayed = new WeakSet<Json>();
+
+export const isReplayed = (body: Json): boolean => replayed.has(body);
+
+/**
+ * The request with the conversation of the stored response its `previous_response_id` names in front
+ * of its input (as on OpenAI, the earlier `instructions` are not carried over); as is otherwise.
+ */
+export async function replayPrevious(state: RequestState, body: Json): Promise<Json> {
+  const id = body.previous_response_id;
+  // Only ids the gateway made can be in its store; the provider keeps its own.
+  if (typeof id !== 'string' || !id.startsWith(GATEWAY_RESPONSE_PREFIX)) return body;
+  const stored = await responseStore.get(scopeOf(state), id);
+  if (!stored || stored === 'deleted') return body;
+  const request = { ...body, input: [...stored.items, ...inputItems(body.input)] };
+  replayed.add(request);
+  return request;
+}
+
+/** Stores a Response the gateway made; a failed write is logged, and the reply goes out all the same. */
+async function store(state: RequestState, request: Json, response: Json | undefined): Promise<void> {
+  if (!response || request.store === false) return;
+  const items = [...inputItems(request.input), ...(Array.isArray(response.output) ? response.output : [])];
+  try {
+    await responseStore.put(scopeOf(state), { response, items });
+  } catch (error) {
+    logger.warn('a response could not be stored', {
+      requestId: state.requestId,
+      error: (error as Error).message,
+    });
+  }
+}
+
+const responseNotFound = (id: string) => notFound(`No response with id '${id.slice(0, 80)}' found.`);
+
+/**
+ * GET and DELETE of `/v1/responses/{response_id}`: an id the gateway made is served from its store (a 404
+ * when it no longer has it); any other id is the provider's (`passthrough`), with no store read.
+ */
+export function storedResponseOperations(
+  passthrough: Record<string, OperationHandler>,
+): Record<string, OperationHandler> {
+  const serve =
+    (name: 'responses.get' | 'responses.delete'): OperationHandler =>
+    async (event, state) => {
+      const id = state.params.response_id ?? '';
+      const forward = passthrough[name];
+      if (!id.startsWith(GATEWAY_RESPONSE_PREFIX) && forward) return forward(event, state);
+      const stored = await responseStore.get(scopeOf(state), id);
+      if (stored === undefined || stored === 'deleted') throw responseNotFound(id);
+      const log = state.log as UsageLogDraft;
+      if (typeof stored.response.model === 'string') log.model = stored.response.model;
+      let body: Json = stored.response;
+      if (name === 'responses.delete') {
+        await responseStore.delete(scopeOf(state), id);
+        body = { id, object: 'response', deleted: true };
+      }
+      log.response = body;
+      return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+    };
+  return { 'responses.get': serve('responses.get'), 'responses.delete': serve('responses.delete') };
+}
 
 export interface ChatServed extends CallSuccess {
   translation: ChatTranslation;
@@ -30,7 +111,7 @@ export async function responsesChatAttempt(
 ): Promise<ChatServed> {
   const translation = target.provider.chat as ChatTranslation;
   const upstreamBody: Json = {
-    ...responsesToChat(body, target.provider.name),
+    ...responsesToChat(body, target.provider.name, replayed.has(body)),
     model,
     ...target.overrideParams,
   };
@@ -68,12 +149,15 @@ export async function responsesChatReply(
     log.response = response;
     recordUsage(log, target, readUsage(completion.usage), completion.model);
     await guard?.checkOutput(responsesOutputSlots(response));
+    // Stored before the reply goes out: a GET right after it finds the response.
+    await store(state, body, response);
     return {
       statusCode: success.status,
       headers: { 'content-type': 'application/json', ...success.headers },
       body: JSON.stringify(response),
     };
   }
+  const writer = new ResponsesEventWriter(body);
   const chat = translateStream(
     success.upstream,
     target,
@@ -92,13 +176,29 @@ export async function responsesChatReply(
       'cache-control': 'no-cache',
       ...success.headers,
     },
-    body: responsesEventsOf(chat, body),
+    body: storing(state, body, writer, responsesEventsOf(chat, writer)),
   };
 }
 
-/** The chat pipeline's stream as the Responses events. */
-export function responsesEventsOf(chat: HttpBody, request: Json): AsyncGenerator<string> {
-  const writer = new ResponsesEventWriter(request);
+/** The stream, with the Response stored (when whole) before the batch holding its last event goes out. */
+async function* storing(
+  state: RequestState,
+  request: Json,
+  writer: ResponsesEventWriter,
+  events: AsyncGenerator<string>,
+): AsyncGenerator<string> {
+  let stored = false;
+  for await (const piece of events) {
+    if (writer.final && !stored) {
+      stored = true;
+      await store(state, request, writer.final);
+    }
+    yield piece;
+  }
+}
+
+/** The chat pipeline's stream as the Responses events, written by `writer`. */
+export function responsesEventsOf(chat: HttpBody, writer: ResponsesEventWriter): AsyncGenerator<string> {
   return reframeChatStream(chat, {
     chunk: (c) => writer.chunk(c),
     end: () => writer.end(),

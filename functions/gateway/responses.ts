@@ -24,7 +24,14 @@ import {
 import { passthroughOperations } from './passthrough';
 import { costOf, readUsage, tokenBound } from './pricing';
 import { RequestGuard, responsesInputSlots, responsesOutputSlots, type StreamWatch } from './request-guard';
-import { responsesChatAttempt, responsesChatReply, servedThroughChat } from './responses-chat';
+import {
+  isReplayed,
+  replayPrevious,
+  responsesChatAttempt,
+  responsesChatReply,
+  servedThroughChat,
+  storedResponseOperations,
+} from './responses-chat';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
 
@@ -32,7 +39,7 @@ import { ClientGoneError, type UpstreamResponse } from './upstream';
 // streamed ones pass every event through in order as it arrives, and the log keeps the final response
 // (output text, tool calls, citations) and the usage of `response.completed`.
 
-const EFFORTS = ['high', 'medium', 'low'];
+const EFFORTS = ['high', 'medium', 'low', 'minimal'];
 const CONTEXT_SIZES = ['high', 'medium', 'low'];
 const TOOL_CHOICES = ['auto', 'none', 'required'];
 // The events that end a Responses stream; anything else before the end means the stream was cut.
@@ -227,13 +234,14 @@ export async function responsesCreate(event: HttpEvent, state: RequestState): Pr
   const log = state.log as UsageLogDraft;
   const text = bodyText(event);
   log.request = text;
-  const body = jsonBody(text);
-  log.request = body;
-  checkFieldLengths(body);
-  if (typeof body.model === 'string') log.model = body.model;
-  if (typeof body.user === 'string') log.user = body.user;
-  log.stream = body.stream === true;
-  validateResponsesRequest(body);
+  const sent = jsonBody(text);
+  log.request = sent;
+  checkFieldLengths(sent);
+  if (typeof sent.model === 'string') log.model = sent.model;
+  if (typeof sent.user === 'string') log.user = sent.user;
+  log.stream = sent.stream === true;
+  validateResponsesRequest(sent);
+  const body = await replayPrevious(state, sent);
   const stream = body.stream === true;
   const guard = await RequestGuard.forRequest(state, body.model as string);
   await guard?.checkInput(responsesInputSlots(body));
@@ -242,6 +250,8 @@ export async function responsesCreate(event: HttpEvent, state: RequestState): Pr
     // Providers without a Responses API of their own are served through their chat translation.
     if (target.provider.chat) return responsesChatAttempt(state, body, target, model, stream);
     const upstreamBody: Json = { ...body, model, ...target.overrideParams };
+    // The provider never made the response the gateway replayed: the whole conversation goes instead.
+    if (isReplayed(body)) delete upstreamBody.previous_response_id;
     if (typeof upstreamBody.model === 'string') log.model = upstreamBody.model;
     return exchange(state, target, {
       method: 'POST',
@@ -412,7 +422,10 @@ async function* relayResponseEvents(
 }
 
 /** The operations of the `responses` function group. */
+const passthroughs = passthroughOperations('responses');
+
 export const responsesOperations: Record<string, OperationHandler> = {
-  ...passthroughOperations('responses'),
+  ...passthroughs,
+  ...storedResponseOperations(passthroughs),
   'responses.create': responsesCreate,
 };

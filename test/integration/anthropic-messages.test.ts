@@ -63,6 +63,10 @@ interface Case {
   image: string;
   toolId: string;
   usage: { input_tokens: number; output_tokens: number; cache_read_input_tokens: number };
+  /** `message_start`'s usage: the provider's early count, or the gateway's estimate when it counts last. */
+  startUsage: Record<string, unknown>;
+  /** Tokens the provider reports written to its cache for a request with `cache_control`. */
+  cacheWrites: number;
 }
 
 const cases: Case[] = [
@@ -82,6 +86,9 @@ const cases: Case[] = [
     image: 'I see a png image.',
     toolId: 'tooluse_kZJMlvQmRJ6eAyJE5GIl7Q',
     usage: { input_tokens: 30, output_tokens: 9, cache_read_input_tokens: 10 },
+    // The count_tokens estimate of `{role: "user", content: "Say hello"}`: about four characters a token.
+    startUsage: { input_tokens: 4, output_tokens: 0, cache_read_input_tokens: 0 },
+    cacheWrites: 6,
   },
   {
     provider: 'google',
@@ -92,6 +99,8 @@ const cases: Case[] = [
     image: 'I see an inline image.',
     toolId: '',
     usage: { input_tokens: 20, output_tokens: 12, cache_read_input_tokens: 20 },
+    startUsage: { input_tokens: 20, output_tokens: 0, cache_read_input_tokens: 20 },
+    cacheWrites: 0,
   },
 ];
 
@@ -118,7 +127,7 @@ describe.each(cases)('translated to $provider', (c) => {
       content: [{ type: 'text', text: c.echo }],
       stop_reason: 'end_turn',
       stop_sequence: null,
-      usage: { ...c.usage, cache_creation_input_tokens: 0 },
+      usage: { ...c.usage, cache_creation_input_tokens: c.cacheWrites },
     });
     expect(data.id).toMatch(/^msg_/);
     expect(response.headers.get('x-gateway-provider')).toBe(c.provider);
@@ -129,7 +138,9 @@ describe.each(cases)('translated to $provider', (c) => {
       user: 'user-42',
       status: 200,
     });
-    expect(log.usage.prompt_tokens).toBe(c.usage.input_tokens + c.usage.cache_read_input_tokens);
+    expect(log.usage.prompt_tokens).toBe(
+      c.usage.input_tokens + c.usage.cache_read_input_tokens + c.cacheWrites,
+    );
     expect(log.cost).toBeGreaterThan(0);
   });
 
@@ -140,7 +151,7 @@ describe.each(cases)('translated to $provider', (c) => {
       max_tokens: 256,
       messages: [{ role: 'user', content: 'Say hello' }],
     });
-    stream.on('streamEvent', (e) => events.push(e));
+    stream.on('streamEvent', (e) => events.push(structuredClone(e)));
     const final = await stream.finalMessage();
     expect(final.content).toEqual([{ type: 'text', text: c.echo }]);
     expect(final.stop_reason).toBe('end_turn');
@@ -149,6 +160,16 @@ describe.each(cases)('translated to $provider', (c) => {
     expect(types.slice(0, 3)).toEqual(['message_start', 'content_block_start', 'content_block_delta']);
     expect(types.slice(-3)).toEqual(['content_block_stop', 'message_delta', 'message_stop']);
     expect(types.filter((t) => t === 'content_block_start')).toHaveLength(1);
+    const start = events.find((e) => e.type === 'message_start');
+    expect(start?.type === 'message_start' && start.message.usage).toEqual({
+      cache_creation_input_tokens: 0,
+      ...c.startUsage,
+    });
+    const delta = events.find((e) => e.type === 'message_delta');
+    expect(delta?.type === 'message_delta' && delta.usage).toEqual({
+      ...c.usage,
+      cache_creation_input_tokens: 0,
+    });
   });
 
   it('sends a base64 image', async () => {
@@ -273,22 +294,25 @@ function claudeCodeRequest(model: string): MessageCreateParamsStreaming {
 }
 
 describe('a recorded Claude Code request', () => {
-  it('to Bedrock: translated (thinking and cache_control left out), logged under its user id', async () => {
+  it('to Bedrock: translated (thinking and cache points as Converse takes them), logged under its user id', async () => {
     const { data, response } = await claude(cases[0]?.headers() ?? {}, { apiKey: ADMIN_KEY })
       .messages.create(claudeCodeRequest(cases[0]?.model ?? ''))
       .withResponse();
     const blocks: string[] = [];
     for await (const e of data) if (e.type === 'content_block_start') blocks.push(e.content_block.type);
-    expect(blocks).toEqual(['text', 'tool_use']);
+    expect(blocks).toEqual(['thinking', 'text', 'tool_use']);
     const sent = bedrock.requests[0]?.body;
     expect(sent.system).toEqual([
       {
         text: "You are Claude Code, Anthropic's official CLI for Claude.\n\nYou are an interactive CLI tool.",
       },
+      { cachePoint: { type: 'default' } },
     ]);
     expect(sent.toolConfig.tools).toHaveLength(10);
+    expect(sent.additionalModelRequestFields).toEqual({
+      thinking: { type: 'enabled', budget_tokens: 31999 },
+    });
     expect(JSON.stringify(sent)).not.toContain('cache_control');
-    expect(JSON.stringify(sent)).not.toContain('budget_tokens');
     const log = await waitForLog(gw, response.headers.get('x-gateway-request-id') as string);
     expect(log.user).toBe('user_abc123_account__session_9f8e');
   });

@@ -15,6 +15,14 @@ type Block = Record<string, unknown>;
 
 /** What the fake answers: a tool call while tools are offered and no result came back, else text. */
 export function plan(req: Recorded): Block[] {
+  // With thinking on, Claude thinks first and signs it.
+  const thinking = req.body.thinking
+    ? [{ type: 'thinking', thinking: 'Let me think.', signature: 'EqQBCgIYAhIM' }]
+    : [];
+  return [...thinking, ...answer(req)];
+}
+
+function answer(req: Recorded): Block[] {
   const messages = req.body.messages as Array<{ content: Block[] | string }>;
   const content = messages[messages.length - 1]?.content ?? [];
   // Anthropic takes a plain string as shorthand for one text block.

@@ -46,7 +46,24 @@ export function awsException(type: string, message: string): Uint8Array {
 
 type Block = Record<string, unknown>;
 
+/** Usage as Converse reports it: a request with cache points writes the prefix to the cache. */
+export function usageFor(req: Recorded) {
+  return JSON.stringify(req.body).includes('"cachePoint"')
+    ? { ...BEDROCK_USAGE, cacheWriteInputTokens: 6, totalTokens: BEDROCK_USAGE.totalTokens + 6 }
+    : BEDROCK_USAGE;
+}
+
+export const THOUGHT = { text: 'Let me think.', signature: 'EqQBCgIYAhIMbedrock' };
+
 export function plan(req: Recorded): Block[] {
+  // Claude thinks first when asked to, and signs its reasoning.
+  const thinking = req.body.additionalModelRequestFields?.thinking
+    ? [{ reasoningContent: { reasoningText: THOUGHT } }]
+    : [];
+  return [...thinking, ...answer(req)];
+}
+
+function answer(req: Recorded): Block[] {
   const messages = req.body.messages as Array<{ content: Block[] }>;
   const last = messages[messages.length - 1]?.content ?? [];
   const result = last.find((b) => b.toolResult) as
@@ -70,19 +87,42 @@ export function plan(req: Recorded): Block[] {
   return [{ text: `Echo: ${String(last.find((b) => typeof b.text === 'string')?.text)}` }];
 }
 
-export function converseReply(content: Block[]) {
+export function converseReply(content: Block[], usage: object = BEDROCK_USAGE) {
   return {
     output: { message: { role: 'assistant', content } },
     stopReason: content.some((b) => b.toolUse) ? 'tool_use' : 'end_turn',
-    usage: BEDROCK_USAGE,
+    usage,
     metrics: { latencyMs: 120 },
   };
 }
 
-export function streamMessages(content: Block[]): Uint8Array[] {
+export function streamMessages(content: Block[], usage: object = BEDROCK_USAGE): Uint8Array[] {
   const out = [awsEvent('messageStart', { role: 'assistant' })];
   content.forEach((block, contentBlockIndex) => {
-    if (typeof block.text === 'string') {
+    const reasoning = block.reasoningContent as
+      | { reasoningText?: { text: string; signature?: string }; redactedContent?: string }
+      | undefined;
+    if (reasoning?.reasoningText) {
+      // Reasoning streams as text deltas, then its signature in a delta of its own.
+      for (const word of reasoning.reasoningText.text.match(/\S+\s*/g) ?? []) {
+        out.push(
+          awsEvent('contentBlockDelta', { contentBlockIndex, delta: { reasoningContent: { text: word } } }),
+        );
+      }
+      const signature = reasoning.reasoningText.signature;
+      if (signature) {
+        out.push(
+          awsEvent('contentBlockDelta', { contentBlockIndex, delta: { reasoningContent: { signature } } }),
+        );
+      }
+    } else if (reasoning?.redactedContent) {
+      out.push(
+        awsEvent('contentBlockDelta', {
+          contentBlockIndex,
+          delta: { reasoningContent: { redactedContent: reasoning.redactedContent } },
+        }),
+      );
+    } else if (typeof block.text === 'string') {
       for (const word of block.text.match(/\S+\s*/g) ?? []) {
         out.push(awsEvent('contentBlockDelta', { contentBlockIndex, delta: { text: word } }));
       }
@@ -103,7 +143,7 @@ export function streamMessages(content: Block[]): Uint8Array[] {
     out.push(awsEvent('contentBlockStop', { contentBlockIndex }));
   });
   out.push(awsEvent('messageStop', { stopReason: content.some((b) => b.toolUse) ? 'tool_use' : 'end_turn' }));
-  out.push(awsEvent('metadata', { usage: BEDROCK_USAGE, metrics: { latencyMs: 120 } }));
+  out.push(awsEvent('metadata', { usage, metrics: { latencyMs: 120 } }));
   return out;
 }
 
@@ -118,10 +158,10 @@ export function openEventStream(res: ServerResponse) {
 export const bedrockDefault: Handler = async (req, res) => {
   const content = plan(req);
   if (!req.path.endsWith('/converse-stream')) {
-    return sendJson(res, 200, converseReply(content), { 'x-amzn-requestid': 'bedrock-req-1' });
+    return sendJson(res, 200, converseReply(content, usageFor(req)), { 'x-amzn-requestid': 'bedrock-req-1' });
   }
   openEventStream(res);
-  for (const m of streamMessages(content)) {
+  for (const m of streamMessages(content, usageFor(req))) {
     // Split each message in two writes: the decoder must join frames cut anywhere.
     const cut = Math.floor(m.length / 3);
     res.write(m.subarray(0, cut));

@@ -15,6 +15,14 @@ export const GEMINI_USAGE = {
 type Part = Record<string, unknown>;
 
 export function plan(req: Recorded): Part[] {
+  // Thoughts come back as parts marked `thought` when the request asks for them.
+  const thoughts = req.body.generationConfig?.thinkingConfig?.includeThoughts
+    ? [{ text: 'Let me think.', thought: true }]
+    : [];
+  return [...thoughts, ...answer(req)];
+}
+
+function answer(req: Recorded): Part[] {
   const contents = req.body.contents as Array<{ parts: Part[] }>;
   const last = contents[contents.length - 1]?.parts ?? [];
   const response = last.find((p) => p.functionResponse) as
@@ -49,7 +57,7 @@ export const geminiDefault: Handler = async (req, res) => {
   res.flushHeaders();
   const whole = generateReply(req, parts);
   const pieces: Part[][] = parts.flatMap((p) =>
-    typeof p.text === 'string' ? (p.text.match(/\S+\s*/g) ?? []).map((w) => [{ text: w }]) : [[p]],
+    typeof p.text === 'string' ? (p.text.match(/\S+\s*/g) ?? []).map((w) => [{ ...p, text: w }]) : [[p]],
   );
   pieces.forEach((piece, i) => {
     const lastPiece = i === pieces.length - 1;
@@ -61,7 +69,9 @@ export const geminiDefault: Handler = async (req, res) => {
           ...(lastPiece ? { finishReason: 'STOP' } : {}),
         },
       ],
-      usageMetadata: lastPiece ? GEMINI_USAGE : { promptTokenCount: 40, totalTokenCount: 40 },
+      usageMetadata: lastPiece
+        ? GEMINI_USAGE
+        : { promptTokenCount: 40, cachedContentTokenCount: 20, totalTokenCount: 40 },
       modelVersion: whole.modelVersion,
       responseId: whole.responseId,
     };

@@ -8,6 +8,7 @@ import {
   toChatRequest,
   validateMessagesRequest,
 } from '../../functions/providers/anthropic/messages-ingress';
+import { type Json, messageExtras, requestExtras } from '../../functions/providers/shared/openai-shapes';
 
 const events = (sse: string) =>
   sse
@@ -57,7 +58,17 @@ describe('toChatRequest', () => {
       ],
     });
     expect(unsupported).toBeUndefined();
-    expect(chat).toEqual({
+    // What goes on the wire: thinking and cache_control ride along as extras only Bedrock and Gemini read.
+    expect(requestExtras(chat)).toEqual({ thinking: { type: 'enabled', budget_tokens: 2000 } });
+    const messages = chat.messages as Json[];
+    expect(messages.map((m) => messageExtras(m))).toEqual([
+      { cache: true },
+      undefined,
+      { thinking: [{ type: 'thinking', thinking: 'hmm', signature: 'sig' }] },
+      undefined,
+      undefined,
+    ]);
+    expect(JSON.parse(JSON.stringify(chat))).toEqual({
       model: 'm',
       max_tokens: 100,
       temperature: 0.2,

@@ -5,8 +5,10 @@ import {
   fromAnthropicResponse,
   toAnthropicRequest,
 } from '../../functions/providers/anthropic/chat-completions';
+import { toChatRequest } from '../../functions/providers/anthropic/messages-ingress';
 import { ConverseStream, toConverseRequest } from '../../functions/providers/bedrock/chat-completions';
 import { AwsEventStreamDecoder } from '../../functions/providers/bedrock/event-stream';
+import { bedrockModelId } from '../../functions/providers/bedrock/model-ids';
 import {
   fromGeminiResponse,
   GeminiStream,
@@ -315,5 +317,84 @@ describe('pricing overrides', () => {
   it('prices Bedrock cross-region profiles by their model id', () => {
     expect(priceOf('bedrock', 'eu.anthropic.claude-sonnet-4-5-20250929-v1:0')).toMatchObject({ input: 3 });
     expect(priceOf('ollama', 'llama3.2')).toBeUndefined();
+  });
+});
+
+describe('Claude on Bedrock and thinking budgets', () => {
+  it("maps Anthropic's names to the region's inference profile, and passes other ids through", () => {
+    expect(bedrockModelId('claude-sonnet-4-5', 'us-west-2')).toBe(
+      'us.anthropic.claude-sonnet-4-5-20250929-v1:0',
+    );
+    expect(bedrockModelId('claude-3-5-haiku-20241022', 'eu-central-1')).toBe(
+      'eu.anthropic.claude-3-5-haiku-20241022-v1:0',
+    );
+    expect(bedrockModelId('claude-3-5-sonnet-20240620', 'ap-northeast-1')).toBe(
+      'apac.anthropic.claude-3-5-sonnet-20240620-v1:0',
+    );
+    expect(bedrockModelId('claude-haiku-4-5-latest', 'us-gov-west-1')).toBe(
+      'us-gov.anthropic.claude-haiku-4-5-20251001-v1:0',
+    );
+    expect(bedrockModelId('claude-opus-4-1', 'sa-east-1')).toBe('anthropic.claude-opus-4-1-20250805-v1:0');
+    for (const id of [
+      'eu.amazon.nova-pro-v1:0',
+      'anthropic.claude-3-haiku-20240307-v1:0',
+      'claude-unknown-9',
+    ])
+      expect(bedrockModelId(id, 'us-east-1')).toBe(id);
+  });
+
+  it('gives reasoning_effort a thinking budget on Claude only, bounded by the output limit', () => {
+    const claude = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
+    const ask = { messages: [{ role: 'user', content: 'Hi' }], reasoning_effort: 'medium' };
+    expect(toConverseRequest(ask, claude)).toMatchObject({
+      additionalModelRequestFields: { thinking: { type: 'enabled', budget_tokens: 8192 } },
+      inferenceConfig: { maxTokens: 8192 + 4096 },
+    });
+    expect(
+      toConverseRequest({ ...ask, max_tokens: 900 }, claude).additionalModelRequestFields,
+    ).toBeUndefined();
+    expect(toConverseRequest(ask, 'amazon.nova-pro-v1:0').additionalModelRequestFields).toBeUndefined();
+    expect(toAnthropicRequest({ ...ask, max_tokens: 3000 }, 'claude', false)).toMatchObject({
+      max_tokens: 3000,
+      thinking: { type: 'enabled', budget_tokens: 2999 },
+    });
+    expect(toGeminiRequest({ ...ask, reasoning_effort: 'minimal' }).generationConfig).toEqual({
+      thinkingConfig: { thinkingBudget: 1024, includeThoughts: true },
+    });
+  });
+
+  it("gives Gemini the Messages ingress's thinking budget", () => {
+    const { chat } = toChatRequest({
+      model: 'gemini-2.5-pro',
+      max_tokens: 5000,
+      thinking: { type: 'enabled', budget_tokens: 3000 },
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
+    expect(toGeminiRequest(chat).generationConfig).toEqual({
+      maxOutputTokens: 5000,
+      thinkingConfig: { thinkingBudget: 3000, includeThoughts: true },
+    });
+  });
+
+  it('streams Converse reasoning as reasoning_content, then its signature and redacted blocks', () => {
+    const t = new ConverseStream('m');
+    const deltas = [
+      awsEvent('contentBlockDelta', { contentBlockIndex: 0, delta: { reasoningContent: { text: 'Hm.' } } }),
+      awsEvent('contentBlockDelta', {
+        contentBlockIndex: 0,
+        delta: { reasoningContent: { signature: 'sig' } },
+      }),
+      awsEvent('contentBlockDelta', {
+        contentBlockIndex: 1,
+        delta: { reasoningContent: { redactedContent: 'eA==' } },
+      }),
+    ];
+    const decoder = new AwsEventStreamDecoder();
+    const chunks = deltas.flatMap((bytes) => decoder.push(bytes)).flatMap((ev) => t.push(ev));
+    expect(chunks.map((c) => (c.choices as Array<{ delta: unknown }>)[0]?.delta)).toEqual([
+      { reasoning_content: 'Hm.' },
+      { thinking_blocks: [{ type: 'thinking', thinking: '', signature: 'sig' }] },
+      { thinking_blocks: [{ type: 'redacted_thinking', data: 'eA==' }] },
+    ]);
   });
 });

@@ -9,6 +9,7 @@ import {
   type Json,
   type Message,
   maxTokensOf,
+  messageExtras,
   nowSeconds,
   numberOr,
   openAIUsage,
@@ -16,7 +17,9 @@ import {
   providerFailure,
   SseDecoder,
   stopSequencesOf,
+  THINKING_BLOCKS,
   textOf,
+  thinkingForEffort,
   toolCallsOf,
   toolChoiceOf,
   tryParse,
@@ -91,7 +94,8 @@ export function toAnthropicRequest(body: Json, model: string, stream: boolean): 
     } else if (m.role === 'user') {
       push('user', userBlocks(m.content, at));
     } else if (m.role === 'assistant') {
-      const blocks: Json[] = [];
+      // Signed thinking carried back (Responses reasoning items) goes first, as Claude wrote it.
+      const blocks: Json[] = [...(messageExtras(m)?.thinking ?? [])];
       const text = textOf(m.content);
       if (text) blocks.push({ type: 'text', text });
       for (const call of toolCallsOf(m)) {
@@ -117,6 +121,11 @@ export function toAnthropicRequest(body: Json, model: string, stream: boolean): 
   const out: Json = { model, max_tokens: maxTokensOf(body) ?? DEFAULT_MAX_TOKENS, messages };
   if (system.length > 0) out.system = system;
   for (const [from, to] of PARAMS) if (body[from] !== undefined && body[from] !== null) out[to] = body[from];
+  const effort = out.thinking === undefined ? thinkingForEffort(body, DEFAULT_MAX_TOKENS) : undefined;
+  if (effort) {
+    out.thinking = effort.thinking;
+    out.max_tokens = effort.maxTokens;
+  }
   const stop = stopSequencesOf(body);
   if (stop && stop.length > 0) out.stop_sequences = stop;
   if (stream) out.stream = true;
@@ -154,11 +163,16 @@ export function fromAnthropicResponse(reply: unknown, model: string): Json {
   const r = isObject(reply) ? reply : {};
   let text = '';
   let reasoning = '';
+  const thinking: Json[] = [];
   const toolCalls: Json[] = [];
   for (const block of Array.isArray(r.content) ? r.content : []) {
     if (!isObject(block)) continue;
     if (block.type === 'text' && typeof block.text === 'string') text += block.text;
-    else if (block.type === 'thinking' && typeof block.thinking === 'string') reasoning += block.thinking;
+    else if (block.type === 'thinking' && typeof block.thinking === 'string') {
+      reasoning += block.thinking;
+      thinking.push({ type: 'thinking', thinking: block.thinking, signature: block.signature ?? '' });
+    } else if (block.type === 'redacted_thinking')
+      thinking.push({ type: 'redacted_thinking', data: block.data });
     else if (block.type === 'tool_use') {
       toolCalls.push({
         id: block.id,
@@ -173,6 +187,7 @@ export function fromAnthropicResponse(reply: unknown, model: string): Json {
     refusal: null,
   };
   if (reasoning) message.reasoning_content = reasoning;
+  if (thinking.length > 0) message[THINKING_BLOCKS] = thinking;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   return {
     id: typeof r.id === 'string' ? r.id : completionId(),
@@ -234,6 +249,11 @@ export class AnthropicStream implements StreamTranslator {
         if (block.type === 'text' && typeof block.text === 'string' && block.text !== '') {
           return [chunk(this.header, { content: block.text })];
         }
+        if (block.type === 'redacted_thinking') {
+          return [
+            chunk(this.header, { [THINKING_BLOCKS]: [{ type: 'redacted_thinking', data: block.data }] }),
+          ];
+        }
         return [];
       }
       case 'content_block_delta': {
@@ -242,6 +262,13 @@ export class AnthropicStream implements StreamTranslator {
           return [chunk(this.header, { content: d.text })];
         if (d.type === 'thinking_delta' && typeof d.thinking === 'string') {
           return [chunk(this.header, { reasoning_content: d.thinking })];
+        }
+        if (d.type === 'signature_delta' && typeof d.signature === 'string') {
+          return [
+            chunk(this.header, {
+              [THINKING_BLOCKS]: [{ type: 'thinking', thinking: '', signature: d.signature }],
+            }),
+          ];
         }
         if (d.type === 'input_json_delta' && typeof d.partial_json === 'string') {
           const index = this.toolIndex.get(Number(data.index)) ?? 0;

@@ -1,5 +1,12 @@
 import { badRequest } from '../../core/errors';
-import { isObject, type Json, numberOr } from '../shared/openai-shapes';
+import {
+  GATEWAY_FIELDS,
+  isObject,
+  type Json,
+  numberOr,
+  THINKING_BLOCKS,
+  withExtras,
+} from '../shared/openai-shapes';
 
 // Anthropic's Messages API as clients send it (Claude Code, the Anthropic SDKs) <-> the OpenAI chat
 // shape every provider translator takes. Used for every route that does not end at Anthropic itself.
@@ -91,23 +98,32 @@ function imagePart(block: Json, at: string, refuse: (u: Unsupported) => void): J
 }
 
 /** The parts of a user turn, and the tool results it carries (which become `tool` messages first). */
+const cached = (b: Json) => isObject(b.cache_control);
+
 function userTurn(content: unknown, at: string, refuse: (u: Unsupported) => void): Json[] {
   const toolMessages: Json[] = [];
   const parts: Json[] = [];
+  let cache = false;
   blocksOf(content).forEach((b, j) => {
     const where = `${at}.content.${j}`;
+    if (b.type !== 'tool_result' && cached(b)) cache = true;
     if (b.type === 'text') {
       if (typeof b.text === 'string' && b.text !== '') parts.push({ type: 'text', text: b.text });
     } else if (b.type === 'image') {
       parts.push(...imagePart(b, where, refuse));
     } else if (b.type === 'tool_result') {
       const text = textOfBlocks(b.content);
-      toolMessages.push({
-        role: 'tool',
-        tool_call_id: String(b.tool_use_id ?? ''),
-        // The chat shape has no error flag on a tool result: the text says it.
-        content: b.is_error === true ? `Error: ${text}` : text,
-      });
+      toolMessages.push(
+        withExtras(
+          {
+            role: 'tool',
+            tool_call_id: String(b.tool_use_id ?? ''),
+            // The chat shape has no error flag on a tool result: the text says it.
+            content: b.is_error === true ? `Error: ${text}` : text,
+          },
+          { cache: cached(b) },
+        ),
+      );
       // Images a tool returned go to the model in the user turn that follows the results.
       blocksOf(b.content).forEach((inner, k) => {
         if (inner.type === 'image') parts.push(...imagePart(inner, `${where}.content.${k}`, refuse));
@@ -119,13 +135,16 @@ function userTurn(content: unknown, at: string, refuse: (u: Unsupported) => void
   if (parts.length === 0) return toolMessages;
   // Text alone goes as a string, which every OpenAI-compatible server takes.
   const merged = parts.every((p) => p.type === 'text') ? parts.map((p) => p.text).join('\n\n') : parts;
-  return [...toolMessages, { role: 'user', content: merged }];
+  return [...toolMessages, withExtras({ role: 'user', content: merged }, { cache })];
 }
 
 function assistantTurn(content: unknown, at: string, refuse: (u: Unsupported) => void): Json | undefined {
   let text = '';
   const calls: Json[] = [];
+  const thinking: Json[] = [];
+  let cache = false;
   blocksOf(content).forEach((b, j) => {
+    if (cached(b)) cache = true;
     if (b.type === 'text' && typeof b.text === 'string') text += b.text;
     else if (b.type === 'tool_use') {
       calls.push({
@@ -133,22 +152,28 @@ function assistantTurn(content: unknown, at: string, refuse: (u: Unsupported) =>
         type: 'function',
         function: { name: String(b.name ?? ''), arguments: JSON.stringify(b.input ?? {}) },
       });
-    } else if (b.type !== 'thinking' && b.type !== 'redacted_thinking') {
-      // Thinking is signed by Anthropic and means nothing elsewhere; anything else cannot be carried.
+    } else if (b.type === 'thinking' || b.type === 'redacted_thinking') {
+      // Signed by Anthropic: only Claude (on Bedrock) takes it back; other translators leave it out.
+      thinking.push(b);
+    } else {
       refuse(onlyAnthropic(b, `${at}.content.${j}`));
     }
   });
   if (text === '' && calls.length === 0) return undefined;
-  return {
-    role: 'assistant',
-    content: text === '' ? null : text,
-    ...(calls.length ? { tool_calls: calls } : {}),
-  };
+  return withExtras(
+    {
+      role: 'assistant',
+      content: text === '' ? null : text,
+      ...(calls.length ? { tool_calls: calls } : {}),
+    },
+    { cache, thinking: thinking.length > 0 ? thinking : undefined },
+  );
 }
 
 /**
- * A Messages request as an OpenAI chat request. Thinking blocks and `cache_control` are Anthropic's
- * alone and are left out. What no other provider can take (server tools, documents, ...) is named in
+ * A Messages request as an OpenAI chat request. `thinking`, thinking blocks carried back and
+ * `cache_control` have no place in it: they ride along as its `ANTHROPIC_EXTRAS`, for the translators
+ * that can use them. What no other provider can take (server tools, documents, ...) is named in
  * `unsupported` instead of refused here: the route decides, and Anthropic takes it natively.
  */
 export function toChatRequest(body: Json): { chat: Json; unsupported?: Unsupported } {
@@ -158,7 +183,11 @@ export function toChatRequest(body: Json): { chat: Json; unsupported?: Unsupport
   };
   const messages: Json[] = [];
   const system = typeof body.system === 'string' ? body.system : textOfBlocks(body.system);
-  if (system) messages.push({ role: 'system', content: system });
+  if (system) {
+    messages.push(
+      withExtras({ role: 'system', content: system }, { cache: blocksOf(body.system).some(cached) }),
+    );
+  }
   (body.messages as Json[]).forEach((m, i) => {
     const at = `messages.${i}`;
     if (m.role === 'user') messages.push(...userTurn(m.content, at, refuse));
@@ -205,6 +234,10 @@ export function toChatRequest(body: Json): { chat: Json; unsupported?: Unsupport
     else if (choice.type === 'tool') out.tool_choice = { type: 'function', function: { name: choice.name } };
     if (choice.disable_parallel_tool_use === true && tools.length > 0) out.parallel_tool_calls = false;
   }
+  withExtras(out, {
+    thinking: isObject(body.thinking) && body.thinking.type === 'enabled' ? body.thinking : undefined,
+    cacheTools: tools.some(cached),
+  });
   return { chat: out, unsupported };
 }
 
@@ -213,12 +246,24 @@ export function anthropicUsage(usage: unknown): Json {
   const u = isObject(usage) ? usage : {};
   const details = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
   const cached = numberOr(details.cached_tokens) ?? 0;
+  const written = numberOr(details.cache_creation_tokens) ?? 0;
   return {
-    input_tokens: Math.max(0, (numberOr(u.prompt_tokens) ?? 0) - cached),
+    input_tokens: Math.max(0, (numberOr(u.prompt_tokens) ?? 0) - cached - written),
     output_tokens: numberOr(u.completion_tokens) ?? 0,
-    cache_creation_input_tokens: 0,
+    cache_creation_input_tokens: written,
     cache_read_input_tokens: cached,
   };
+}
+
+/** A chat message's or delta's Anthropic thinking blocks (THINKING_BLOCKS), when it carries them. */
+const thinkingBlocksOf = (m: Json): Json[] =>
+  Array.isArray(m[THINKING_BLOCKS]) ? (m[THINKING_BLOCKS] as unknown[]).filter(isObject) : [];
+
+/** The prompt usage a provider reported before its stream ended, carried on a chunk: Anthropic's usage. */
+function promptUsage(c: Json): Json | undefined {
+  const own = c[GATEWAY_FIELDS];
+  if (!isObject(own) || !isObject(own.prompt_usage)) return undefined;
+  return { ...anthropicUsage(own.prompt_usage), output_tokens: 0 };
 }
 
 /** A message id in Anthropic's form, kept when the provider already gave one. */
@@ -248,7 +293,16 @@ export function toAnthropicMessage(completion: unknown, model: string): Json {
   const msg = isObject(choice.message) ? choice.message : {};
   const content: Json[] = [];
   const reasoning = msg.reasoning_content ?? msg.reasoning;
-  if (typeof reasoning === 'string' && reasoning !== '') {
+  const blocks = thinkingBlocksOf(msg);
+  if (blocks.length > 0) {
+    for (const b of blocks) {
+      content.push(
+        b.type === 'redacted_thinking'
+          ? { type: 'redacted_thinking', data: String(b.data ?? '') }
+          : { type: 'thinking', thinking: String(b.thinking ?? ''), signature: String(b.signature ?? '') },
+      );
+    }
+  } else if (typeof reasoning === 'string' && reasoning !== '') {
     content.push({ type: 'thinking', thinking: reasoning, signature: '' });
   }
   const text =
@@ -277,7 +331,7 @@ export function toAnthropicMessage(completion: unknown, model: string): Json {
 
 const event = (name: string, data: Json): string => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 
-type OpenBlock = 'text' | 'thinking' | 'tool_use';
+type OpenBlock = 'text' | 'thinking' | 'redacted_thinking' | 'tool_use';
 
 /**
  * OpenAI `chat.completion.chunk`s -> Anthropic's stream events, as SSE text. State: the open content
@@ -293,7 +347,11 @@ export class AnthropicEventWriter {
   private stopReason: string | undefined;
   private usage: Json | undefined;
 
-  constructor(private readonly model: string) {}
+  /** `inputTokens`: the prompt's estimated tokens, for `message_start` when the provider counts only at the end. */
+  constructor(
+    private readonly model: string,
+    private readonly inputTokens = 0,
+  ) {}
 
   /** The events of one chat chunk. */
   chunk(c: Json): string {
@@ -306,6 +364,15 @@ export class AnthropicEventWriter {
     if (typeof reasoning === 'string' && reasoning !== '') {
       out += this.ensure('thinking', { type: 'thinking', thinking: '', signature: '' });
       out += this.delta({ type: 'thinking_delta', thinking: reasoning });
+    }
+    for (const b of thinkingBlocksOf(d)) {
+      if (b.type === 'redacted_thinking') {
+        out += this.ensure('redacted_thinking', { type: 'redacted_thinking', data: String(b.data ?? '') });
+      } else if (typeof b.signature === 'string' && b.signature !== '') {
+        // The signature closes the thinking block it signs.
+        out += this.ensure('thinking', { type: 'thinking', thinking: '', signature: '' });
+        out += this.delta({ type: 'signature_delta', signature: b.signature });
+      }
     }
     const text = typeof d.content === 'string' ? d.content : typeof d.refusal === 'string' ? d.refusal : '';
     if (text !== '') {
@@ -350,13 +417,9 @@ export class AnthropicEventWriter {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      // Chat streams count tokens only at the end: the final counts come in `message_delta`.
-      usage: {
-        input_tokens: 0,
-        output_tokens: 0,
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
-      },
+      // The provider's early prompt count (Gemini) when the chunk carries one, else the estimate; the
+      // final counts come in `message_delta`.
+      usage: promptUsage(c) ?? { ...anthropicUsage(undefined), input_tokens: this.inputTokens },
     };
     return event('message_start', { type: 'message_start', message }) + event('ping', { type: 'ping' });
   }
@@ -389,7 +452,8 @@ export class AnthropicEventWriter {
   }
 
   private ensure(kind: OpenBlock, contentBlock: Json): string {
-    if (this.open === kind && kind !== 'tool_use') return '';
+    // A redacted block is whole at its start: each is a block of its own.
+    if (this.open === kind && kind !== 'tool_use' && kind !== 'redacted_thinking') return '';
     const out = this.close();
     this.index += 1;
     this.open = kind;

@@ -9,13 +9,17 @@ import {
   type Json,
   type Message,
   maxTokensOf,
+  messageExtras,
   nowSeconds,
   numberOr,
   openAIUsage,
   parseArguments,
   providerFailure,
+  requestExtras,
   stopSequencesOf,
+  THINKING_BLOCKS,
   textOf,
+  thinkingForEffort,
   toolCallsOf,
   toolChoiceOf,
   tryParse,
@@ -23,6 +27,7 @@ import {
 } from '../shared/openai-shapes';
 import type { ChatContext, ChatTranslation, ProviderEvent, StreamTranslator } from '../types';
 import { AwsEventStreamDecoder } from './event-stream';
+import { bedrockModelId } from './model-ids';
 import { bedrockAuth, signedHeaders } from './signing';
 
 // OpenAI Chat Completions <-> Bedrock Converse / ConverseStream.
@@ -78,7 +83,35 @@ function userBlocks(content: unknown, at: string): Json[] {
   });
 }
 
-export function toConverseRequest(body: Json): Json {
+const CACHE_POINT: Json = { cachePoint: { type: 'default' } };
+
+/** Anthropic's thinking blocks as Converse `reasoningContent` blocks, signatures kept. */
+function reasoningBlocks(thinking: Json[] | undefined): Json[] {
+  const out: Json[] = [];
+  for (const b of thinking ?? []) {
+    if (b.type === 'thinking' && typeof b.thinking === 'string') {
+      out.push({
+        reasoningContent: {
+          reasoningText: {
+            text: b.thinking,
+            ...(typeof b.signature === 'string' && b.signature ? { signature: b.signature } : {}),
+          },
+        },
+      });
+    } else if (b.type === 'redacted_thinking' && typeof b.data === 'string') {
+      out.push({ reasoningContent: { redactedContent: b.data } });
+    }
+  }
+  return out;
+}
+
+/** Only Claude models on Bedrock take Anthropic's `thinking` in `additionalModelRequestFields`. */
+const isClaude = (model: string) => model.includes('anthropic.claude');
+
+/** Bedrock's default output limit for Claude when thinking comes from `reasoning_effort` without one. */
+const DEFAULT_MAX_TOKENS = 4096;
+
+export function toConverseRequest(body: Json, model = ''): Json {
   const system: Json[] = [];
   const messages: Array<{ role: string; content: Json[] }> = [];
   const push = (role: string, blocks: Json[]) => {
@@ -89,13 +122,16 @@ export function toConverseRequest(body: Json): Json {
   };
   (body.messages as Message[]).forEach((m, i) => {
     const at = `messages[${i}]`;
+    // A `cache_control` the Messages ingress carried: a cache point after the message's content.
+    const extras = messageExtras(m);
+    const cache = extras?.cache ? [CACHE_POINT] : [];
     if (m.role === 'system' || m.role === 'developer') {
       const text = textOf(m.content);
-      if (text) system.push({ text });
+      if (text) system.push({ text }, ...cache);
     } else if (m.role === 'user') {
-      push('user', userBlocks(m.content, at));
+      push('user', [...userBlocks(m.content, at), ...cache]);
     } else if (m.role === 'assistant') {
-      const blocks: Json[] = [];
+      const blocks: Json[] = reasoningBlocks(extras?.thinking);
       const text = textOf(m.content);
       if (text) blocks.push({ text });
       for (const call of toolCallsOf(m)) {
@@ -103,7 +139,7 @@ export function toConverseRequest(body: Json): Json {
           toolUse: { toolUseId: call.id, name: call.name, input: parseArguments(call.arguments) },
         });
       }
-      push('assistant', blocks);
+      push('assistant', [...blocks, ...cache]);
     } else if (m.role === 'tool' || m.role === 'function') {
       push('user', [
         {
@@ -112,6 +148,7 @@ export function toConverseRequest(body: Json): Json {
             content: [{ text: textOf(m.content) }],
           },
         },
+        ...cache,
       ]);
     }
   });
@@ -127,16 +164,20 @@ export function toConverseRequest(body: Json): Json {
   if (stop && stop.length > 0) inference.stopSequences = stop;
   if (Object.keys(inference).length > 0) out.inferenceConfig = inference;
 
+  const extras = requestExtras(body);
   const tools = functionTools(body);
   if (tools.length > 0) {
     const toolConfig: Json = {
-      tools: tools.map((t) => ({
-        toolSpec: {
-          name: t.name,
-          ...(t.description ? { description: t.description } : {}),
-          inputSchema: { json: t.parameters },
-        },
-      })),
+      tools: [
+        ...tools.map((t) => ({
+          toolSpec: {
+            name: t.name,
+            ...(t.description ? { description: t.description } : {}),
+            inputSchema: { json: t.parameters },
+          },
+        })),
+        ...(extras?.cacheTools ? [CACHE_POINT] : []),
+      ],
     };
     // Converse has no "none": the tools stay declared (a history with tool use needs them) and unforced.
     const choice = toolChoiceOf(body);
@@ -146,8 +187,20 @@ export function toConverseRequest(body: Json): Json {
     out.toolConfig = toolConfig;
   }
   // Model-specific fields (reasoning budgets and the like) pass through under Converse's own name.
-  if (isObject(body.additionalModelRequestFields))
-    out.additionalModelRequestFields = body.additionalModelRequestFields;
+  const fields: Json = isObject(body.additionalModelRequestFields)
+    ? { ...body.additionalModelRequestFields }
+    : {};
+  if (isClaude(model) && fields.thinking === undefined) {
+    // Anthropic's `thinking` as sent (chat, or the Messages ingress), else one for `reasoning_effort`.
+    const thinking = isObject(body.thinking) ? body.thinking : extras?.thinking;
+    const effort = thinking ? undefined : thinkingForEffort(body, DEFAULT_MAX_TOKENS);
+    if (thinking) fields.thinking = thinking;
+    else if (effort) {
+      fields.thinking = effort.thinking;
+      out.inferenceConfig = { ...(out.inferenceConfig as Json | undefined), maxTokens: effort.maxTokens };
+    }
+  }
+  if (Object.keys(fields).length > 0) out.additionalModelRequestFields = fields;
   return out;
 }
 
@@ -156,7 +209,13 @@ function usageOf(u: unknown): Json | undefined {
   if (!isObject(u)) return undefined;
   const read = numberOr(u.cacheReadInputTokens) ?? 0;
   const write = numberOr(u.cacheWriteInputTokens) ?? 0;
-  return openAIUsage((numberOr(u.inputTokens) ?? 0) + read + write, numberOr(u.outputTokens) ?? 0, read);
+  return openAIUsage(
+    (numberOr(u.inputTokens) ?? 0) + read + write,
+    numberOr(u.outputTokens) ?? 0,
+    read,
+    0,
+    write,
+  );
 }
 
 export function fromConverseResponse(reply: unknown, model: string): Json {
@@ -164,6 +223,8 @@ export function fromConverseResponse(reply: unknown, model: string): Json {
   const output = isObject(r.output) && isObject(r.output.message) ? r.output.message : {};
   let text = '';
   let reasoning = '';
+  // Anthropic's blocks with their signatures, for callers that carry them back (THINKING_BLOCKS).
+  const thinking: Json[] = [];
   const toolCalls: Json[] = [];
   for (const block of Array.isArray(output.content) ? output.content : []) {
     if (!isObject(block)) continue;
@@ -175,9 +236,18 @@ export function fromConverseResponse(reply: unknown, model: string): Json {
         type: 'function',
         function: { name: t.name, arguments: JSON.stringify(t.input ?? {}) },
       });
-    } else if (isObject(block.reasoningContent) && isObject(block.reasoningContent.reasoningText)) {
-      const t = block.reasoningContent.reasoningText.text;
-      if (typeof t === 'string') reasoning += t;
+    } else if (isObject(block.reasoningContent)) {
+      const r = block.reasoningContent;
+      if (isObject(r.reasoningText) && typeof r.reasoningText.text === 'string') {
+        reasoning += r.reasoningText.text;
+        thinking.push({
+          type: 'thinking',
+          thinking: r.reasoningText.text,
+          signature: typeof r.reasoningText.signature === 'string' ? r.reasoningText.signature : '',
+        });
+      } else if (typeof r.redactedContent === 'string') {
+        thinking.push({ type: 'redacted_thinking', data: r.redactedContent });
+      }
     }
   }
   const message: Json = {
@@ -186,6 +256,7 @@ export function fromConverseResponse(reply: unknown, model: string): Json {
     refusal: null,
   };
   if (reasoning) message.reasoning_content = reasoning;
+  if (thinking.length > 0) message[THINKING_BLOCKS] = thinking;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   return {
     id: completionId(),
@@ -264,8 +335,21 @@ export class ConverseStream implements StreamTranslator {
             chunk(this.header, { tool_calls: [{ index, function: { arguments: delta.toolUse.input } }] }),
           ];
         }
-        if (isObject(delta.reasoningContent) && typeof delta.reasoningContent.text === 'string') {
-          return [chunk(this.header, { reasoning_content: delta.reasoningContent.text })];
+        const r = isObject(delta.reasoningContent) ? delta.reasoningContent : {};
+        if (typeof r.text === 'string') return [chunk(this.header, { reasoning_content: r.text })];
+        if (typeof r.signature === 'string') {
+          return [
+            chunk(this.header, {
+              [THINKING_BLOCKS]: [{ type: 'thinking', thinking: '', signature: r.signature }],
+            }),
+          ];
+        }
+        if (typeof r.redactedContent === 'string') {
+          return [
+            chunk(this.header, {
+              [THINKING_BLOCKS]: [{ type: 'redacted_thinking', data: r.redactedContent }],
+            }),
+          ];
         }
         return [];
       }
@@ -290,11 +374,13 @@ export class ConverseStream implements StreamTranslator {
 export const bedrockChat: ChatTranslation = {
   async buildCall(body, ctx: ChatContext) {
     const auth = await bedrockAuth(ctx.target);
+    // The region is known only now: the context takes the id Bedrock runs, so reply, log and price name it.
+    ctx.model = bedrockModelId(ctx.model, auth.region);
     const base = ctx.baseUrl || `https://bedrock-runtime.${auth.region}.amazonaws.com`;
     const url = new URL(
       `${base}/model/${encodeURIComponent(ctx.model)}/${ctx.stream ? 'converse-stream' : 'converse'}`,
     );
-    const payload = JSON.stringify(toConverseRequest(body));
+    const payload = JSON.stringify(toConverseRequest(body, ctx.model));
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: ctx.stream ? 'application/vnd.amazon.eventstream' : 'application/json',

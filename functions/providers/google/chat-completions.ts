@@ -5,6 +5,7 @@ import {
   completionId,
   contentParts,
   functionTools,
+  GATEWAY_FIELDS,
   isObject,
   type Json,
   type Message,
@@ -14,8 +15,10 @@ import {
   openAIUsage,
   parseArguments,
   providerFailure,
+  requestExtras,
   SseDecoder,
   stopSequencesOf,
+  THINKING_BUDGET,
   textOf,
   toolCallsOf,
   toolChoiceOf,
@@ -138,6 +141,8 @@ export function toGeminiRequest(body: Json): Json {
     const spec = isObject(format.json_schema) ? format.json_schema : {};
     if (isObject(spec.schema)) config.responseSchema = geminiSchema(spec.schema);
   }
+  const budget = thinkingBudgetOf(body);
+  if (budget !== undefined) config.thinkingConfig = { thinkingBudget: budget, includeThoughts: true };
   if (Object.keys(config).length > 0) out.generationConfig = config;
 
   const tools = functionTools(body);
@@ -162,6 +167,20 @@ export function toGeminiRequest(body: Json): Json {
     };
   }
   return out;
+}
+
+/**
+ * Gemini's thinking budget: Anthropic's `budget_tokens` from the Messages ingress, else the budget of
+ * `reasoning_effort` (README), below an output limit the caller set (thoughts count in it). Thoughts
+ * are asked back, as `reasoning_content`.
+ */
+function thinkingBudgetOf(body: Json): number | undefined {
+  const thinking = requestExtras(body)?.thinking;
+  if (typeof thinking?.budget_tokens === 'number') return thinking.budget_tokens;
+  const effort = body.reasoning_effort;
+  if (typeof effort !== 'string' || !Object.hasOwn(THINKING_BUDGET, effort)) return undefined;
+  const limit = maxTokensOf(body);
+  return Math.max(0, Math.min(THINKING_BUDGET[effort] as number, limit === undefined ? Infinity : limit - 1));
 }
 
 /** cachedContentTokenCount is part of promptTokenCount; thinking tokens are billed as output. */
@@ -290,7 +309,11 @@ export class GeminiStream implements StreamTranslator {
       this.started = true;
       if (typeof data.responseId === 'string') this.header.id = `chatcmpl-${data.responseId}`;
       if (typeof data.modelVersion === 'string') this.header.model = data.modelVersion;
-      out.push(chunk(this.header, { role: 'assistant', content: '' }));
+      const first = chunk(this.header, { role: 'assistant', content: '' });
+      // Gemini counts the prompt in its first event already: Anthropic's `message_start` can say it.
+      const early = usageOf(data.usageMetadata);
+      if (early) first[GATEWAY_FIELDS] = { prompt_usage: early };
+      out.push(first);
     }
     const usage = usageOf(data.usageMetadata);
     if (usage) this.usage = usage;

@@ -65,6 +65,42 @@ export function textOf(content: unknown): string {
     .join('\n');
 }
 
+/**
+ * What an Anthropic-format request carries that OpenAI's chat shape has no place for. The Messages
+ * ingress sets it under a symbol on the chat body and its messages: translators that can use it (Bedrock,
+ * Gemini) read it, and JSON (the OpenAI wire, the log) never shows it.
+ */
+export const ANTHROPIC_EXTRAS = Symbol('anthropic-extras');
+
+export interface RequestExtras {
+  /** Anthropic's `thinking` (`{type: "enabled", budget_tokens}`). */
+  thinking?: Json;
+  /** A tool definition carried `cache_control`: the prompt is cached up to the end of the tools. */
+  cacheTools?: boolean;
+}
+
+export interface MessageExtras {
+  /** A block of the message carried `cache_control`: the prompt is cached up to the end of it. */
+  cache?: boolean;
+  /** The assistant turn's `thinking` / `redacted_thinking` blocks, carried back with their signatures. */
+  thinking?: Json[];
+}
+
+type WithExtras<T> = { [ANTHROPIC_EXTRAS]?: T };
+
+export const requestExtras = (body: Json): RequestExtras | undefined =>
+  (body as WithExtras<RequestExtras>)[ANTHROPIC_EXTRAS];
+
+export const messageExtras = (message: Json): MessageExtras | undefined =>
+  (message as WithExtras<MessageExtras>)[ANTHROPIC_EXTRAS];
+
+/** `value` with `extras` attached (nothing when there are none). */
+export function withExtras<T extends Json>(value: T, extras: RequestExtras | MessageExtras): T {
+  const set = Object.entries(extras).filter(([, v]) => v !== undefined && v !== false);
+  if (set.length > 0) (value as WithExtras<Json>)[ANTHROPIC_EXTRAS] = Object.fromEntries(set);
+  return value;
+}
+
 export interface ToolCall {
   id: string;
   name: string;
@@ -141,15 +177,62 @@ export function stopSequencesOf(body: Json): string[] | undefined {
   return undefined;
 }
 
+/**
+ * Where a chat message or stream delta carries Anthropic's thinking blocks with their signatures (and
+ * redacted ones), beside `reasoning_content`: the name LiteLLM gave it, so clients that know it read it.
+ */
+export const THINKING_BLOCKS = 'thinking_blocks';
+
+/** Thinking tokens for each OpenAI `reasoning_effort`, on providers that take a budget (README). */
+export const THINKING_BUDGET: Record<string, number> = {
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 16384,
+};
+
+/** Anthropic's smallest thinking budget. */
+const MIN_THINKING = 1024;
+
+/**
+ * Anthropic's `thinking` for a request's `reasoning_effort`, and the output limit to send with it:
+ * thinking counts in `max_tokens`, so a limit the caller set bounds the budget (below 1,024 tokens
+ * there is no thinking), and without one the limit is the budget plus `defaultMax`.
+ */
+export function thinkingForEffort(
+  body: Json,
+  defaultMax: number,
+): { thinking: Json; maxTokens: number } | undefined {
+  const effort = body.reasoning_effort;
+  if (typeof effort !== 'string' || !Object.hasOwn(THINKING_BUDGET, effort)) return undefined;
+  const limit = maxTokensOf(body);
+  const budget = Math.min(THINKING_BUDGET[effort] as number, limit === undefined ? Infinity : limit - 1);
+  if (budget < MIN_THINKING) return undefined;
+  return {
+    thinking: { type: 'enabled', budget_tokens: budget },
+    maxTokens: limit ?? budget + defaultMax,
+  };
+}
+
 export const numberOr = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 
 /** An OpenAI usage object from the counts providers give. */
-export function openAIUsage(prompt: number, completion: number, cached: number, reasoning = 0): Json {
+export function openAIUsage(
+  prompt: number,
+  completion: number,
+  cached: number,
+  reasoning = 0,
+  /** Prompt tokens written to the provider's cache (Anthropic, Bedrock); OpenAI has no field for them. */
+  cacheWrites = 0,
+): Json {
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: cached },
+    prompt_tokens_details: {
+      cached_tokens: cached,
+      ...(cacheWrites > 0 ? { cache_creation_tokens: cacheWrites } : {}),
+    },
     completion_tokens_details: { reasoning_tokens: reasoning },
   };
 }
@@ -176,6 +259,12 @@ export function chunk(h: ChunkHeader, delta: Json, finishReason: string | null =
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
   };
 }
+
+/**
+ * The key of the gateway's own fields in a chat chunk: the usage chunk's `cost`, and the `prompt_usage`
+ * a provider reports before its stream ends (for Anthropic's `message_start`).
+ */
+export const GATEWAY_FIELDS = 'x-gateway';
 
 /** The usage-only chunk OpenAI sends last when `stream_options.include_usage` is set. */
 export function usageChunk(h: ChunkHeader, usage: Json): Json {

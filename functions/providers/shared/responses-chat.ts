@@ -1,10 +1,18 @@
 import { badRequest } from '../../core/errors';
-import { isObject, type Json, numberOr } from './openai-shapes';
+import { isObject, type Json, numberOr, THINKING_BLOCKS, withExtras } from './openai-shapes';
 
 // OpenAI's Responses API <-> the chat shape every provider translator takes, for providers without a
-// Responses API of their own (Anthropic, Bedrock, Gemini). Nothing is stored: each request is whole.
+// Responses API of their own (Anthropic, Bedrock, Gemini). The gateway stores the responses it makes
+// (gateway/responses-chat.ts); here each request arrives whole, its previous conversation replayed.
 
 const randomId = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 12)}`;
+
+/** How the ids of the Responses the gateway makes itself begin, so that it knows them from a provider's. */
+export const GATEWAY_RESPONSE_PREFIX = 'resp_gw';
+
+/** A request's input as a list of items (a string input is one user message). */
+export const inputItems = (input: unknown): unknown[] =>
+  typeof input === 'string' ? [{ role: 'user', content: input }] : Array.isArray(input) ? input : [];
 
 function contentParts(content: unknown, at: string, provider: string): Json[] | string {
   if (typeof content === 'string') return content;
@@ -46,28 +54,38 @@ function refuseTool(tool: Json, at: string, provider: string): never {
   );
 }
 
-/** A Responses request as an OpenAI chat request, for `provider`; a 400 for what it cannot take. */
-export function responsesToChat(body: Json, provider: string): Json {
-  if (typeof body.previous_response_id === 'string' && body.previous_response_id !== '') {
+/**
+ * A Responses request as an OpenAI chat request, for `provider`; a 400 for what it cannot take.
+ * `replayed`: the conversation of its `previous_response_id` is already in its input.
+ */
+export function responsesToChat(body: Json, provider: string, replayed = false): Json {
+  if (!replayed && typeof body.previous_response_id === 'string' && body.previous_response_id !== '') {
     throw badRequest(
-      `previous_response_id: provider "${provider}" has no stored responses; send the whole conversation in input.`,
+      `previous_response_id: the gateway stores no response "${body.previous_response_id.slice(0, 80)}" for provider "${provider}" (it keeps those it made with store not false); send the whole conversation in input.`,
       'previous_response_id',
-      'unsupported_parameter',
+      'previous_response_not_found',
     );
   }
   const messages: Json[] = [];
   if (typeof body.instructions === 'string' && body.instructions !== '') {
     messages.push({ role: 'system', content: body.instructions });
   }
-  const items =
-    typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input as Json[]);
+  const items = inputItems(body.input) as Json[];
+  // Signed reasoning items go back to Claude with the assistant turn that follows them.
+  let thinking: Json[] = [];
+  const assistant = (message: Json): Json => {
+    const out = withExtras(message, { thinking: thinking.length > 0 ? thinking : undefined });
+    thinking = [];
+    return out;
+  };
   items.forEach((item, i) => {
     const at = `input[${i}]`;
     if (!isObject(item)) return;
     const type = item.type ?? 'message';
     if (type === 'message') {
       const role = item.role === 'developer' ? 'system' : String(item.role);
-      messages.push({ role, content: contentParts(item.content, at, provider) });
+      const message = { role, content: contentParts(item.content, at, provider) };
+      messages.push(role === 'assistant' ? assistant(message) : message);
     } else if (type === 'function_call') {
       const call = {
         id: String(item.call_id ?? ''),
@@ -77,11 +95,13 @@ export function responsesToChat(body: Json, provider: string): Json {
       const last = messages[messages.length - 1];
       // Parallel calls are consecutive items; in chat they are one assistant message.
       if (last?.role === 'assistant' && Array.isArray(last.tool_calls)) last.tool_calls.push(call);
-      else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+      else messages.push(assistant({ role: 'assistant', content: null, tool_calls: [call] }));
+    } else if (type === 'reasoning') {
+      thinking.push(...thinkingOf(item));
     } else if (type === 'function_call_output') {
       const output = typeof item.output === 'string' ? item.output : JSON.stringify(item.output ?? '');
       messages.push({ role: 'tool', tool_call_id: String(item.call_id ?? ''), content: output });
-    } else if (type !== 'reasoning') {
+    } else {
       throw badRequest(
         `${at}: items of type "${String(type).slice(0, 40)}" need OpenAI's Responses API; provider "${provider}" cannot take them.`,
         at,
@@ -92,6 +112,8 @@ export function responsesToChat(body: Json, provider: string): Json {
 
   const out: Json = { model: body.model, messages };
   if (typeof body.max_output_tokens === 'number') out.max_tokens = body.max_output_tokens;
+  const effort = isObject(body.reasoning) ? body.reasoning.effort : undefined;
+  if (typeof effort === 'string') out.reasoning_effort = effort;
   for (const k of ['temperature', 'top_p', 'parallel_tool_calls', 'user']) {
     if (body[k] !== undefined && body[k] !== null) out[k] = body[k];
   }
@@ -134,6 +156,19 @@ export function responsesToChat(body: Json, provider: string): Json {
   return out;
 }
 
+/**
+ * A reasoning item as Anthropic's thinking block: its text, signed by `encrypted_content` (where the
+ * gateway puts Claude's signature). Unsigned reasoning cannot be carried back and is left out.
+ */
+function thinkingOf(item: Json): Json[] {
+  const signature = typeof item.encrypted_content === 'string' ? item.encrypted_content : '';
+  if (!signature) return [];
+  const text = (Array.isArray(item.content) ? item.content : [])
+    .map((c) => (isObject(c) && typeof c.text === 'string' ? c.text : ''))
+    .join('');
+  return [{ type: 'thinking', thinking: text, signature }];
+}
+
 /** Usage in the Responses shape, from chat's. */
 export function responsesUsageOf(usage: unknown): Json | null {
   if (!isObject(usage)) return null;
@@ -174,9 +209,13 @@ export function responseObject(
     model,
     output,
     parallel_tool_calls: request.parallel_tool_calls ?? true,
-    previous_response_id: null,
-    reasoning: { effort: null, summary: null },
-    store: false,
+    previous_response_id:
+      typeof request.previous_response_id === 'string' ? request.previous_response_id : null,
+    reasoning: {
+      effort: isObject(request.reasoning) ? (request.reasoning.effort ?? null) : null,
+      summary: null,
+    },
+    store: request.store !== false,
     temperature: request.temperature ?? null,
     text: isObject(request.text) ? request.text : { format: { type: 'text' } },
     tool_choice: request.tool_choice ?? 'auto',
@@ -197,6 +236,24 @@ const messageItem = (id: string, text: string, status: string): Json => ({
   content: status === 'in_progress' ? [] : [{ type: 'output_text', text, annotations: [] }],
 });
 
+/** A reasoning item: the provider's reasoning text, and Claude's signature as `encrypted_content`. */
+const reasoningItem = (id: string, text: string, signature: string, status: string): Json => ({
+  id,
+  type: 'reasoning',
+  summary: [],
+  content: status === 'in_progress' ? [] : [{ type: 'reasoning_text', text }],
+  ...(signature ? { encrypted_content: signature } : {}),
+  status,
+});
+
+/** The signature of a message's or delta's thinking blocks (THINKING_BLOCKS), when it carries one. */
+function signatureOf(m: Json): string {
+  const blocks = Array.isArray(m[THINKING_BLOCKS]) ? (m[THINKING_BLOCKS] as unknown[]) : [];
+  for (const b of blocks)
+    if (isObject(b) && typeof b.signature === 'string' && b.signature) return b.signature;
+  return '';
+}
+
 const callItem = (id: string, callId: string, name: string, args: string, status: string): Json => ({
   id,
   type: 'function_call',
@@ -212,6 +269,10 @@ export function chatToResponse(completion: unknown, request: Json): Json {
   const choice = Array.isArray(c.choices) && isObject(c.choices[0]) ? c.choices[0] : {};
   const msg = isObject(choice.message) ? choice.message : {};
   const output: Json[] = [];
+  const reasoning = msg.reasoning_content ?? msg.reasoning;
+  if (typeof reasoning === 'string' && reasoning !== '') {
+    output.push(reasoningItem(`rs_${randomId()}`, reasoning, signatureOf(msg), 'completed'));
+  }
   const text = typeof msg.content === 'string' ? msg.content : '';
   if (text !== '') output.push(messageItem(`msg_${randomId()}`, text, 'completed'));
   for (const call of Array.isArray(msg.tool_calls) ? msg.tool_calls : []) {
@@ -228,7 +289,7 @@ export function chatToResponse(completion: unknown, request: Json): Json {
   }
   return responseObject(
     request,
-    `resp_${randomId()}`,
+    `${GATEWAY_RESPONSE_PREFIX}${randomId()}`,
     typeof c.created === 'number' ? c.created : Math.floor(Date.now() / 1000),
     typeof c.model === 'string' ? c.model : String(request.model),
     output,
@@ -238,12 +299,14 @@ export function chatToResponse(completion: unknown, request: Json): Json {
 }
 
 interface OpenItem {
-  kind: 'message' | 'call';
+  kind: 'message' | 'reasoning' | 'call';
   index: number;
   id: string;
   callId: string;
   name: string;
   text: string;
+  /** Claude's signature of a reasoning item. */
+  signature?: string;
 }
 
 /**
@@ -259,7 +322,7 @@ export class ResponsesEventWriter {
   private readonly calls = new Map<number, OpenItem>();
   private finish: string | null = null;
   private usage: Json | null = null;
-  private readonly id = `resp_${randomId()}`;
+  private readonly id = `${GATEWAY_RESPONSE_PREFIX}${randomId()}`;
   private readonly createdAt = Math.floor(Date.now() / 1000);
   private model: string;
 
@@ -301,10 +364,27 @@ export class ResponsesEventWriter {
     const choice = Array.isArray(c.choices) && isObject(c.choices[0]) ? c.choices[0] : undefined;
     if (!choice) return out;
     const d = isObject(choice.delta) ? choice.delta : {};
+    const reasoning = d.reasoning_content ?? d.reasoning;
+    if (typeof reasoning === 'string' && reasoning !== '') {
+      if (this.open?.kind !== 'reasoning') {
+        out += this.close();
+        out += this.openText('reasoning');
+      }
+      const item = this.open as OpenItem;
+      item.text += reasoning;
+      out += this.event('response.reasoning_text.delta', {
+        item_id: item.id,
+        output_index: item.index,
+        content_index: 0,
+        delta: reasoning,
+      });
+    }
+    const signature = signatureOf(d);
+    if (signature && this.open?.kind === 'reasoning') this.open.signature = signature;
     if (typeof d.content === 'string' && d.content !== '') {
       if (this.open?.kind !== 'message') {
         out += this.close();
-        out += this.openMessage();
+        out += this.openText('message');
       }
       const item = this.open as OpenItem;
       item.text += d.content;
@@ -333,9 +413,13 @@ export class ResponsesEventWriter {
     let out = this.started ? '' : this.chunk({});
     out += this.close();
     const response = this.response(this.finish ?? 'stop');
+    this.final = response;
     const type = response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
     return out + this.event(type, { response });
   }
+
+  /** The Response of the last event, once the stream has ended whole. */
+  final: Json | undefined;
 
   /** An `error` event, numbered after the last one. */
   error(code: string | null, message: string): string {
@@ -343,11 +427,12 @@ export class ResponsesEventWriter {
     return this.event('error', { code, message, param: null });
   }
 
-  private openMessage(): string {
+  /** Opens a message or a reasoning item: the item, then its one text part. */
+  private openText(kind: 'message' | 'reasoning'): string {
     const item: OpenItem = {
-      kind: 'message',
+      kind,
       index: this.done.length,
-      id: `msg_${randomId()}`,
+      id: `${kind === 'message' ? 'msg' : 'rs'}_${randomId()}`,
       callId: '',
       name: '',
       text: '',
@@ -356,13 +441,19 @@ export class ResponsesEventWriter {
     return (
       this.event('response.output_item.added', {
         output_index: item.index,
-        item: messageItem(item.id, '', 'in_progress'),
+        item:
+          kind === 'message'
+            ? messageItem(item.id, '', 'in_progress')
+            : reasoningItem(item.id, '', '', 'in_progress'),
       }) +
       this.event('response.content_part.added', {
         item_id: item.id,
         output_index: item.index,
         content_index: 0,
-        part: { type: 'output_text', text: '', annotations: [] },
+        part:
+          kind === 'message'
+            ? { type: 'output_text', text: '', annotations: [] }
+            : { type: 'reasoning_text', text: '' },
       })
     );
   }
@@ -404,6 +495,19 @@ export class ResponsesEventWriter {
     const item = this.open;
     if (!item) return '';
     this.open = undefined;
+    if (item.kind === 'reasoning') {
+      const done = reasoningItem(item.id, item.text, item.signature ?? '', 'completed');
+      this.done.push(done);
+      const at = { item_id: item.id, output_index: item.index, content_index: 0 };
+      return (
+        this.event('response.reasoning_text.done', { ...at, text: item.text }) +
+        this.event('response.content_part.done', {
+          ...at,
+          part: { type: 'reasoning_text', text: item.text },
+        }) +
+        this.event('response.output_item.done', { output_index: item.index, item: done })
+      );
+    }
     if (item.kind === 'message') {
       const done = messageItem(item.id, item.text, 'completed');
       this.done.push(done);
