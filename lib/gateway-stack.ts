@@ -64,7 +64,7 @@ export interface GatewayStackProps extends StackProps {
   logRetentionDays?: number;
   /** RETAIN (default) keeps data when the stack is deleted; DESTROY is for throwaway stacks. */
   removalPolicy?: RemovalPolicy;
-  /** Bytes of SSE comment padding on a stream's first write (DESIGN.md section 6); 0 disables it. */
+  /** Bytes of SSE comment padding on a stream's first write (README, GATEWAY_STREAM_PADDING_BYTES); 0 disables it. */
   streamPaddingBytes?: number;
   /** Seconds of stream silence after which an SSE keep-alive comment is sent (default 15); 0 disables it. */
   sseKeepAliveSeconds?: number;
