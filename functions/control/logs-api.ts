@@ -1,7 +1,7 @@
 import { badRequest, notFound } from '../core/errors';
 import { jsonResult, listResult, type RequestState } from '../core/http';
 import type { Principal } from '../core/principal';
-import type { OperationHandler } from '../gateway/dispatch';
+import type { OperationTable } from '../gateway/dispatch';
 import { UserUsage, type UserUsageOrder } from '../gateway/user-usage';
 import { ControlStore } from '../store/control-store';
 import { CursorError } from '../store/dynamo';
@@ -48,7 +48,7 @@ export function parseLogQuery(principal: Principal, q: Record<string, string | u
 
 const caller = (state: RequestState) => state.principal as Principal;
 
-export const logsOperations: Record<string, OperationHandler> = {
+export const logsOperations = {
   'logs.list': async (event, state) => {
     const query = parseLogQuery(caller(state), event.queryStringParameters ?? {});
     try {
@@ -86,4 +86,4 @@ export const logsOperations: Record<string, OperationHandler> = {
     const rows = await users.report(principal.organisationId, workspaces, fromMs, toMs, order);
     return listResult(rows, null);
   },
-};
+} satisfies OperationTable<'logs'>;
