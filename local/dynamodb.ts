@@ -77,7 +77,10 @@ export async function ensureTables(endpoint: string | undefined): Promise<void> 
               { AttributeName: gsi.partitionKey.name, KeyType: 'HASH' },
               { AttributeName: gsi.sortKey.name, KeyType: 'RANGE' },
             ],
-            Projection: { ProjectionType: 'ALL' },
+            Projection:
+              gsi.projection.type === 'KEYS_ONLY'
+                ? { ProjectionType: 'KEYS_ONLY' }
+                : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...gsi.projection.attributes] },
           }))
         : undefined,
     };

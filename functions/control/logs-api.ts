@@ -4,7 +4,7 @@ import { jsonResult, listResult, type RequestState } from '../gateway/http';
 import { UserUsage, type UserUsageOrder } from '../gateway/user-usage';
 import { ControlStore } from '../store/control-store';
 import { CursorError } from '../store/dynamo';
-import { type LogQuery, LogStore } from '../store/log-store';
+import { type LogQuery, LogStore, type LogWorkspace, UnindexedFilterError } from '../store/log-store';
 import { parseLimit, parseTime } from './list-query';
 import type { Principal } from './principal';
 
@@ -35,6 +35,7 @@ export function parseLogQuery(principal: Principal, q: Record<string, string | u
     workspace: readableWorkspace(principal, q.workspace),
     user: q.user,
     virtualKey: q.virtual_key,
+    apiKey: q.api_key,
     traceId: q.trace_id,
     model: q.model,
     status,
@@ -48,15 +49,36 @@ export function parseLogQuery(principal: Principal, q: Record<string, string | u
 
 const caller = (state: RequestState) => state.principal as Principal;
 
+const filtered = (query: LogQuery) =>
+  [query.user, query.virtualKey, query.apiKey, query.traceId, query.model, query.status].some(
+    (v) => v !== undefined,
+  ) || Object.keys(query.metadata).length > 0;
+
+/** The workspaces a filtered read covers, each with the metadata keys it indexes. */
+async function workspacesOf(query: LogQuery): Promise<LogWorkspace[]> {
+  const records =
+    query.workspace !== undefined
+      ? [await control.getWorkspace(query.organisationId, query.workspace)].filter((w) => w !== undefined)
+      : await control.listWorkspaces(query.organisationId);
+  const found = records.map((w) => ({ slug: w.slug, indexedMetadata: w.indexed_metadata ?? [] }));
+  // A workspace without a record (the default before its first change) indexes no metadata.
+  if (query.workspace !== undefined && found.length === 0)
+    found.push({ slug: query.workspace, indexedMetadata: [] });
+  return found;
+}
+
 export const logsOperations: Record<string, OperationHandler> = {
   'logs.list': async (event, state) => {
     const query = parseLogQuery(caller(state), event.queryStringParameters ?? {});
+    if (filtered(query)) query.workspaces = await workspacesOf(query);
     try {
       const page = await logs.list(query);
       return listResult(page.data, page.nextCursor);
     } catch (error) {
       if (error instanceof CursorError)
         throw badRequest('cursor is not one this list handed out.', 'cursor', 'invalid_cursor');
+      if (error instanceof UnindexedFilterError)
+        throw badRequest(error.message, 'metadata', 'unindexed_filter');
       throw error;
     }
   },

@@ -11,6 +11,7 @@ import {
 } from '../gateway/policy';
 import type { ModelPrice } from '../gateway/pricing-data';
 import { ControlStore, type WorkspaceRecord } from '../store/control-store';
+import { MAX_INDEXED_METADATA } from '../store/tables';
 import { asObject } from './api-keys';
 import type { Principal } from './principal';
 
@@ -27,9 +28,27 @@ export async function presentWorkspaceDetail(ws: WorkspaceRecord) {
     ...presentWorkspace(ws),
     policy: presentPolicy(policy),
     prices: ws.prices_json ? JSON.parse(ws.prices_json) : null,
+    indexed_metadata: ws.indexed_metadata ?? [],
     budget: await spendView(workspaceHolderKey(ws.organisation_id, ws.slug), limitsOf(policy)),
     updated_at: ws.updated_at ?? ws.created_at,
   };
+}
+
+/** `indexed_metadata`: up to three distinct metadata keys (null or [] for none), each an index of the logs. */
+function parseIndexedMetadata(value: unknown): string[] {
+  if (value === null) return [];
+  const valid =
+    Array.isArray(value) &&
+    value.length <= MAX_INDEXED_METADATA &&
+    new Set(value).size === value.length &&
+    value.every((k) => typeof k === 'string' && k !== '' && k.length <= 128);
+  if (!valid) {
+    throw badRequest(
+      `indexed_metadata must be a list of up to ${MAX_INDEXED_METADATA} distinct metadata keys (1 to 128 characters).`,
+      'indexed_metadata',
+    );
+  }
+  return value as string[];
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -97,9 +116,11 @@ export class OrganisationService {
   /** Sets the workspace's `policy` and `prices` (each replaced whole; null clears). */
   async updateWorkspace(caller: Principal, slug: string, input: unknown): Promise<WorkspaceRecord> {
     const body = asObject(input);
-    const unknown = Object.keys(body).filter((k) => k !== 'policy' && k !== 'prices');
+    const unknown = Object.keys(body).filter((k) => !['policy', 'prices', 'indexed_metadata'].includes(k));
     if (unknown.length > 0) {
-      throw badRequest(`Unknown fields: ${unknown.join(', ')}. A workspace takes policy and prices.`);
+      throw badRequest(
+        `Unknown fields: ${unknown.join(', ')}. A workspace takes policy, prices and indexed_metadata.`,
+      );
     }
     const ws = await this.getWorkspace(caller, slug);
     const next: WorkspaceRecord = { ...ws, updated_at: new Date().toISOString() };
@@ -112,6 +133,11 @@ export class OrganisationService {
       const prices = parsePrices(body.prices);
       if (prices) next.prices_json = JSON.stringify(prices);
       else delete next.prices_json;
+    }
+    if (body.indexed_metadata !== undefined) {
+      const keys = parseIndexedMetadata(body.indexed_metadata);
+      if (keys.length) next.indexed_metadata = keys;
+      else delete next.indexed_metadata;
     }
     await this.store.putWorkspace(next);
     policies.invalidateWorkspace(caller.organisationId, slug);

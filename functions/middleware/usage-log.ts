@@ -1,5 +1,6 @@
 import { badRequest } from '../gateway/errors';
 import { logger } from '../gateway/logger';
+import { policies } from '../gateway/policy';
 import { FIELD_LIMITS, parseClientJson } from '../gateway/request-body';
 import { UsageLogDraft } from '../gateway/usage-log';
 import { UserUsage } from '../gateway/user-usage';
@@ -72,7 +73,12 @@ export function usageLog(store = new LogStore(), users = new UserUsage()): Gatew
         state.entry = entry;
         const write = async () => {
           try {
-            await store.put(entry);
+            // The workspace record is cached for the request's policies; its metadata keys pick the indexes.
+            const indexedMetadata = await policies
+              .forRequest(state)
+              .then((p) => p.workspace?.indexed_metadata ?? [])
+              .catch(() => []);
+            await store.put(entry, { indexedMetadata });
           } catch (error) {
             // The SDK already retried. Keep what we can in the operational log, without bodies.
             const { request: _req, response: _res, ...summary } = entry;
