@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { FUNCTION_GROUPS } from '../functions/operations';
+import { FUNCTION_GROUPS } from '../functions/core/operations';
 import { esbuildOptions } from '../lib/bundling';
 import { agent, BENCH_ADMIN_KEY, call, cpuMs, fmt, pct, sort, startBenchStack, throughput } from './support';
 

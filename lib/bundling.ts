@@ -2,7 +2,7 @@
 // measures exactly the bundles that `cdk deploy` ships.
 import { aws_lambda_nodejs as nodejs } from 'aws-cdk-lib';
 import type { BuildOptions } from 'esbuild';
-import type { FunctionGroupName } from '../functions/operations';
+import type { FunctionGroupName } from '../functions/core/operations';
 
 export const BUNDLE_TARGET = 'node22';
 

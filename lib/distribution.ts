@@ -13,8 +13,8 @@ import {
   Validations,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
+import type { FunctionGroupName, Operation } from '../functions/core/operations';
 import { ORIGIN_SECRET_HEADER } from '../functions/middleware/request-context';
-import type { FunctionGroupName, Operation } from '../functions/operations';
 import { realtimeRewriteCode } from './realtime-rewrite';
 
 export { ORIGIN_SECRET_HEADER };

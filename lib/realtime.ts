@@ -20,8 +20,8 @@ import {
 } from 'aws-cdk-lib';
 import { WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Construct } from 'constructs';
-import { type FunctionGroup, REALTIME_FUNCTIONS } from '../functions/operations';
-import type { GroupGrants } from './gateway-stack';
+import { type FunctionGroup, REALTIME_FUNCTIONS } from '../functions/core/operations';
+import type { GroupGrants } from './grants';
 import { acknowledgeFunctionDefaults, acknowledgeWildcardResource } from './nag';
 
 /** The stage name is the last path segment of the WebSocket URL, like `/v1` of the HTTP base URL. */

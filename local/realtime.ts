@@ -7,10 +7,14 @@ import type { Duplex } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
 import { type WebSocket, WebSocketServer } from 'ws';
+import {
+  REALTIME_FUNCTIONS,
+  REALTIME_OPERATION,
+  type RealtimeFunctionName,
+} from '../functions/core/operations';
 import { CLOSE_CODES, errorEvent, MAX_MESSAGE_BYTES } from '../functions/gateway/realtime/protocol';
 import type { SocketEvent, SocketResult } from '../functions/gateway/realtime/socket-routes';
 import { decodePathParam } from '../functions/middleware/route';
-import { REALTIME_FUNCTIONS, REALTIME_OPERATION, type RealtimeFunctionName } from '../functions/operations';
 import { CLOSE_CODE_HEADER, CLOSE_REASON_HEADER } from '../functions/store/client-connections';
 import { useRelayLauncher } from '../functions/store/relay-launcher';
 import { requestUrl } from './request-url';

@@ -5,7 +5,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { buildDashboard } from '../dashboard/build';
-import { FUNCTION_GROUPS, REALTIME_FUNCTIONS } from '../functions/operations';
+import { FUNCTION_GROUPS, REALTIME_FUNCTIONS } from '../functions/core/operations';
 import { LOG_EXPORT_ENTRY } from '../lib/analytics';
 import { BUNDLE_FILE_NAME, BUNDLED_ASSETS, esbuildOptions } from '../lib/bundling';
 

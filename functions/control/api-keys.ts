@@ -1,7 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { badRequest, forbidden, notFound } from '../core/errors';
+import { newId } from '../core/ids';
+import { SCOPES, type Scope } from '../core/operations';
+import { DEFAULT_WORKSPACE, type Principal } from '../core/principal';
 import { spendView } from '../gateway/budget';
-import { badRequest, forbidden, notFound } from '../gateway/errors';
-import { newId } from '../gateway/ids';
 import {
   apiKeyHolderKey,
   limitsOf,
@@ -12,9 +14,7 @@ import {
   presentPolicy,
   readPolicy,
 } from '../gateway/policy';
-import { SCOPES, type Scope } from '../operations';
 import { type ApiKeyRecord, ControlStore } from '../store/control-store';
-import { DEFAULT_WORKSPACE, type Principal } from './principal';
 
 const KEY_PREFIX = 'gwk_';
 const DEFAULT_WORKSPACE_SCOPES: Scope[] = ['completions.write', 'logs.view'];

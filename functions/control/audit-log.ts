@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { badRequest } from '../gateway/errors';
-import { newId } from '../gateway/ids';
-import { logger } from '../gateway/logger';
+import { badRequest } from '../core/errors';
+import { newId } from '../core/ids';
+import { logger } from '../core/logger';
+import type { Principal } from '../core/principal';
 import { type AuditEntry, AuditStore } from '../store/audit-store';
 import { ControlStore } from '../store/control-store';
 import { type JwtVerificationError, maskToken } from './jwt-token';
 import { parseLimit } from './list-query';
-import type { Principal } from './principal';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const AUDIT_WINDOW_SECONDS = 60;

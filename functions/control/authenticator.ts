@@ -1,11 +1,11 @@
 import { timingSafeEqual } from 'node:crypto';
-import { unauthorized } from '../gateway/errors';
+import { unauthorized } from '../core/errors';
+import type { Principal } from '../core/principal';
 import { ApiKeyService } from './api-keys';
 import { AuditLog } from './audit-log';
 import { bootstrap } from './bootstrap';
 import { type DecodedJwt, decodeJwt, JwtVerificationError } from './jwt-token';
 import { JwtTokenVerifier } from './jwt-verifier';
-import type { Principal } from './principal';
 
 /** About the request being authenticated, for the audit log. */
 export interface AuthContext {

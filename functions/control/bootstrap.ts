@@ -1,7 +1,7 @@
-import { newId } from '../gateway/ids';
+import { newId } from '../core/ids';
+import { DEFAULT_WORKSPACE } from '../core/principal';
 import { ControlStore } from '../store/control-store';
 import { generateKey, hashKey } from './api-keys';
-import { DEFAULT_WORKSPACE } from './principal';
 
 export interface BootstrapResult {
   organisationId: string;

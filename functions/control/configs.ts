@@ -1,10 +1,10 @@
+import { badRequest, forbidden, notFound } from '../core/errors';
+import { newId } from '../core/ids';
+import type { Principal } from '../core/principal';
 import { parseSavedConfig } from '../gateway/config';
-import { badRequest, forbidden, notFound } from '../gateway/errors';
-import { newId } from '../gateway/ids';
 import { type SavedConfigs, savedConfigs } from '../gateway/saved-configs';
 import { ControlStore, type SavedConfigRecord } from '../store/control-store';
 import { asObject } from './api-keys';
-import type { Principal } from './principal';
 
 const ID = /^cfg_[a-z0-9]{26}$/;
 

@@ -1,6 +1,7 @@
+import { type HttpEvent, jsonResult, listResult, type RequestState } from '../core/http';
+import type { Principal } from '../core/principal';
+import { bodyText, jsonBody } from '../core/request-body';
 import type { OperationHandler } from '../gateway/dispatch';
-import { type HttpEvent, jsonResult, listResult, type RequestState } from '../gateway/http';
-import { bodyText, jsonBody } from '../gateway/request-body';
 import { ApiKeyService, presentKeyDetail } from './api-keys';
 import { AuditLog, presentAuditEntry } from './audit-log';
 import { ConfigService, presentConfig } from './configs';
@@ -8,7 +9,6 @@ import { egressSettings } from './egress-settings';
 import { GuardrailService, presentGuardrail } from './guardrails';
 import { JwtSettingsService, presentJwtSettings } from './jwt-settings';
 import { OrganisationService, presentWorkspace, presentWorkspaceDetail } from './organisation';
-import type { Principal } from './principal';
 import { presentSsoSettings, SsoSettingsService } from './sso';
 import { presentVirtualKey, VirtualKeyService } from './virtual-keys';
 

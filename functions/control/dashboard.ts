@@ -1,9 +1,9 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { GatewayError, notFound } from '../core/errors';
+import type { HttpResult } from '../core/http';
 import type { OperationHandler } from '../gateway/dispatch';
-import { GatewayError, notFound } from '../gateway/errors';
-import type { HttpResult } from '../gateway/http';
 
 // Serves the web dashboard's static files (built by dashboard/build.ts). On Lambda they sit in a
 // `dashboard` folder beside the bundle; locally the server builds them and names the folder.

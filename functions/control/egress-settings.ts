@@ -1,9 +1,9 @@
+import { badRequest } from '../core/errors';
+import type { Principal } from '../core/principal';
+import { TtlCache } from '../core/ttl-cache';
 import { egressEnvironment } from '../gateway/address-guard';
-import { badRequest } from '../gateway/errors';
-import { TtlCache } from '../gateway/ttl-cache';
 import { ControlStore, type EgressSettingsRecord } from '../store/control-store';
 import { asObject } from './api-keys';
-import type { Principal } from './principal';
 
 // Which custom hosts a request may name (`x-gateway-custom-host`, an inline config's `custom_host`, a
 // config saved by a non-admin): the operator's choice, per organisation. Allowed by default in the local

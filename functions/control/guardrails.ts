@@ -1,10 +1,10 @@
-import { badRequest, notFound } from '../gateway/errors';
-import { newId } from '../gateway/ids';
+import { badRequest, notFound } from '../core/errors';
+import { newId } from '../core/ids';
+import type { Principal } from '../core/principal';
 import { compileChecks } from '../guardrails/engine';
 import { guardrailResolver } from '../guardrails/resolve';
 import { type GuardrailRecord, GuardrailStore } from '../store/guardrail-store';
 import { asObject } from './api-keys';
-import type { Principal } from './principal';
 
 export function presentGuardrail(record: GuardrailRecord) {
   return {

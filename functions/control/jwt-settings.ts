@@ -1,10 +1,10 @@
 import { createPublicKey } from 'node:crypto';
 import { isIP } from 'node:net';
-import { badRequest, notFound } from '../gateway/errors';
+import { badRequest, notFound } from '../core/errors';
+import type { Principal } from '../core/principal';
 import { ControlStore, type JwtSettingsRecord } from '../store/control-store';
 import { asObject } from './api-keys';
 import { DEFAULT_MAX_TOKEN_LIFETIME_SECONDS } from './jwt-token';
-import type { Principal } from './principal';
 
 // The organisation's JWT key set: a JWKS URL or a static JWKS, exactly one. Public RSA keys of 2048 bits
 // or more, each with a `kid`; no private material ever reaches the store or a verifier.

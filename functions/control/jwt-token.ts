@@ -1,4 +1,4 @@
-import { SCOPES, type Scope } from '../operations';
+import { SCOPES, type Scope } from '../core/operations';
 
 // Pure pieces of JWT handling: telling a JWT from an API key, decoding (unverified), reading the
 // gateway's claims, masking a token for the audit log, and the failure kinds with their texts.

@@ -9,8 +9,9 @@ import {
 import type { Fetcher } from 'aws-jwt-verify/https';
 import { type Jwk, type Jwks, type PenaltyBox, SimpleJwksCache } from 'aws-jwt-verify/jwk';
 import type { DecomposedJwt } from 'aws-jwt-verify/jwt';
+import { logger } from '../core/logger';
+import type { Principal } from '../core/principal';
 import { type GuardedReply, guardedFetch } from '../gateway/address-guard';
-import { logger } from '../gateway/logger';
 import { ControlStore, type JwtSettingsRecord, type SsoSettingsRecord } from '../store/control-store';
 import { checkJwksUrl, type KeySet, KeySetError, validateKeySet } from './jwt-settings';
 import {
@@ -24,7 +25,6 @@ import {
   mapSsoClaims,
   type TokenRules,
 } from './jwt-token';
-import type { Principal } from './principal';
 import { type DiscoveryCache, discoveryCache } from './sso';
 
 // JWT verification for one container: signatures through aws-jwt-verify against each organisation's

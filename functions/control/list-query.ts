@@ -1,4 +1,4 @@
-import { badRequest } from '../gateway/errors';
+import { badRequest } from '../core/errors';
 
 // Query parameters shared by every list operation.
 

@@ -1,12 +1,12 @@
+import { badRequest, notFound } from '../core/errors';
+import { jsonResult, listResult, type RequestState } from '../core/http';
+import type { Principal } from '../core/principal';
 import type { OperationHandler } from '../gateway/dispatch';
-import { badRequest, notFound } from '../gateway/errors';
-import { jsonResult, listResult, type RequestState } from '../gateway/http';
 import { UserUsage, type UserUsageOrder } from '../gateway/user-usage';
 import { ControlStore } from '../store/control-store';
 import { CursorError } from '../store/dynamo';
 import { type LogQuery, LogStore, type LogWorkspace, UnindexedFilterError } from '../store/log-store';
 import { parseLimit, parseTime } from './list-query';
-import type { Principal } from './principal';
 
 const logs = new LogStore();
 const users = new UserUsage();

@@ -1,6 +1,8 @@
+import { badRequest, GatewayError, notFound } from '../core/errors';
+import { newId } from '../core/ids';
+import type { ModelPrice } from '../core/prices';
+import type { Principal } from '../core/principal';
 import { spendView } from '../gateway/budget';
-import { badRequest, GatewayError, notFound } from '../gateway/errors';
-import { newId } from '../gateway/ids';
 import {
   limitsOf,
   parsePolicy,
@@ -9,11 +11,9 @@ import {
   readPolicy,
   workspaceHolderKey,
 } from '../gateway/policy';
-import type { ModelPrice } from '../gateway/pricing-data';
 import { ControlStore, type WorkspaceRecord } from '../store/control-store';
 import { MAX_INDEXED_METADATA } from '../store/tables';
 import { asObject } from './api-keys';
-import type { Principal } from './principal';
 
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
 

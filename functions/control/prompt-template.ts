@@ -1,5 +1,5 @@
 import Mustache from 'mustache';
-import { badRequest } from '../gateway/errors';
+import { badRequest } from '../core/errors';
 
 // Mustache templates in prompt messages. Output goes to a model, not a browser, so nothing is HTML
 // escaped. The variables a template needs are read from Mustache's own parse tree.

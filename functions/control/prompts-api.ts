@@ -1,9 +1,9 @@
+import { type HttpEvent, jsonResult, listResult, type RequestState } from '../core/http';
+import type { UsageLogDraft } from '../core/log-entry';
+import type { Principal } from '../core/principal';
+import { bodyText, jsonBody } from '../core/request-body';
 import { runChatCompletion } from '../gateway/chat-completions';
 import type { OperationHandler } from '../gateway/dispatch';
-import { type HttpEvent, jsonResult, listResult, type RequestState } from '../gateway/http';
-import { bodyText, jsonBody } from '../gateway/request-body';
-import type { UsageLogDraft } from '../gateway/usage-log';
-import type { Principal } from './principal';
 import { PromptService, parseVersion, presentPrompt } from './prompts';
 
 const prompts = new PromptService();

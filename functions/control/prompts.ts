@@ -1,10 +1,10 @@
 import { ulid } from 'ulid';
-import { badRequest, forbidden, GatewayError, notFound } from '../gateway/errors';
-import { FIELD_LIMITS } from '../gateway/request-body';
+import { badRequest, forbidden, GatewayError, notFound } from '../core/errors';
+import type { Principal } from '../core/principal';
+import { FIELD_LIMITS } from '../core/request-body';
 import { ControlStore } from '../store/control-store';
 import { type PromptRecord, PromptStore } from '../store/prompt-store';
 import { asObject } from './api-keys';
-import type { Principal } from './principal';
 import { messagesVariables, renderMessages } from './prompt-template';
 
 // The prompt library: versioned chat templates with a target, a model and hyperparameters. Creating a

@@ -1,10 +1,10 @@
+import { badRequest, GatewayError, notFound } from '../core/errors';
+import { SCOPES, type Scope } from '../core/operations';
+import type { Principal } from '../core/principal';
 import { type GuardedReply, guardedFetch } from '../gateway/address-guard';
-import { badRequest, GatewayError, notFound } from '../gateway/errors';
-import { SCOPES, type Scope } from '../operations';
 import { ControlStore, type SsoSettingsRecord } from '../store/control-store';
 import { asObject } from './api-keys';
 import { checkJwksUrl, isLocalRuntime, KeySetError } from './jwt-settings';
-import type { Principal } from './principal';
 
 // Single sign-on with OpenID Connect: the organisation names an issuer and a public client; the dashboard
 // signs in with the authorization code flow and PKCE, and the ID token is then the gateway JWT. Its keys

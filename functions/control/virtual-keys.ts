@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { badRequest, forbidden, GatewayError, notFound } from '../core/errors';
+import { newId } from '../core/ids';
+import type { ModelPrice } from '../core/prices';
+import type { Principal } from '../core/principal';
+import { CONTROL_CHARACTER } from '../core/request-body';
 import { alertThresholdUsd, budgetStatus, candidatePeriods, periodStart } from '../gateway/budget';
-import { badRequest, forbidden, GatewayError, notFound } from '../gateway/errors';
-import { newId } from '../gateway/ids';
-import type { ModelPrice } from '../gateway/pricing-data';
-import { CONTROL_CHARACTER } from '../gateway/request-body';
 import { type VirtualKeyResolver, virtualKeys } from '../gateway/virtual-key-resolver';
 import { findProvider, PROVIDER_NAMES } from '../providers';
 import { ControlStore, type VirtualKeyRecord } from '../store/control-store';
@@ -12,7 +13,6 @@ import { type SecretStore, secretStore } from '../store/secret-store';
 import { asObject } from './api-keys';
 import { egressSettings } from './egress-settings';
 import { parsePrices } from './organisation';
-import type { Principal } from './principal';
 
 const SLUG = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const MAX_CREDENTIAL_LENGTH = 16_384;

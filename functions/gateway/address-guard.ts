@@ -3,8 +3,8 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { badRequest, type GatewayError } from './errors';
-import { logger } from './logger';
+import { badRequest, type GatewayError } from '../core/errors';
+import { logger } from '../core/logger';
 
 // Every outbound connection the gateway makes for a request or a setting (provider calls, custom hosts,
 // realtime sockets, JWKS URLs, the pricing URL, moderation, webhooks) goes through here. The check runs on

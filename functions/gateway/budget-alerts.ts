@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { logger } from './logger';
+import { logger } from '../core/logger';
 import { readAll, sendUpstream } from './upstream';
 
 /** A budget alert, as SNS and the webhook receive it. */

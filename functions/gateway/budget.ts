@@ -1,7 +1,7 @@
+import { GatewayError } from '../core/errors';
+import { logger } from '../core/logger';
 import { type BudgetHold, CounterStore, type VirtualKeyState } from '../store/counter-store';
 import { notifyBudgetAlert } from './budget-alerts';
-import { GatewayError } from './errors';
-import { logger } from './logger';
 
 export type BudgetPeriod = 'none' | 'daily' | 'monthly';
 

@@ -1,3 +1,9 @@
+import { badRequest, type GatewayError, streamedProviderError } from '../core/errors';
+import type { HttpEvent, HttpResult, RequestState } from '../core/http';
+import type { UsageLogDraft } from '../core/log-entry';
+import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
+import { credentialMasker } from '../core/secret-mask';
+import { SseParser, sseErrorEvent } from '../core/sse';
 import {
   chatMessageSlots,
   chatReplySlots,
@@ -6,8 +12,6 @@ import {
 } from '../guardrails/request-guard';
 import type { ChatCall, ChatContext, ChatTranslation, Json } from '../providers/types';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
-import { badRequest, type GatewayError, streamedProviderError } from './errors';
-import type { HttpEvent, HttpResult, RequestState } from './http';
 import {
   type CallSuccess,
   exchange,
@@ -21,12 +25,8 @@ import {
   tryJson,
 } from './model-call';
 import { costOf, readUsage, tokenBound } from './pricing';
-import { bodyText, checkFieldLengths, jsonBody } from './request-body';
-import { credentialMasker } from './secret-mask';
-import { SseParser, sseErrorEvent } from './sse';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
-import type { UsageLogDraft } from './usage-log';
 
 function validate(body: Record<string, unknown>): void {
   if (typeof body.model !== 'string' || body.model.trim() === '') {

@@ -1,7 +1,7 @@
+import type { HttpBody } from '../core/http';
+import { SseParser } from '../core/sse';
 import type { Json } from '../providers/types';
-import type { HttpBody } from './http';
 import { tryJson } from './model-call';
-import { SseParser } from './sse';
 
 /** How one wire format writes the chat pipeline's stream: a chunk, the end, an error, a cut. */
 export interface ChatStreamWriter {

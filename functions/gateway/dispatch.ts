@@ -1,5 +1,5 @@
-import { notFound } from './errors';
-import type { GatewayContext, HttpEvent, HttpResult, RequestState } from './http';
+import { notFound } from '../core/errors';
+import type { GatewayContext, HttpEvent, HttpResult, RequestState } from '../core/http';
 
 export type OperationHandler = (event: HttpEvent, state: RequestState) => Promise<HttpResult>;
 

@@ -1,4 +1,4 @@
-import type { Usage } from './usage-log';
+import type { Usage } from '../core/log-entry';
 
 // Prices of the operations that are not priced by chat tokens: images per image (or by token usage when
 // the reply reports it), video per second, speech per character, transcription per minute (or tokens),

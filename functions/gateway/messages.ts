@@ -1,3 +1,8 @@
+import { badRequest, type GatewayError } from '../core/errors';
+import type { HttpBody, HttpEvent, HttpResult, RequestState } from '../core/http';
+import type { UsageLogDraft } from '../core/log-entry';
+import { bodyText, jsonBody } from '../core/request-body';
+import { SseParser } from '../core/sse';
 import { RequestGuard, type StreamWatch, type TextSlot } from '../guardrails/request-guard';
 import { AnthropicStream } from '../providers/anthropic/chat-completions';
 import {
@@ -12,8 +17,6 @@ import { isObject, type Json } from '../providers/shared/openai-shapes';
 import { type NativeRoute, runChatCompletion } from './chat-completions';
 import { reframeChatStream } from './chat-reframe';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
-import { badRequest, type GatewayError } from './errors';
-import type { HttpBody, HttpEvent, HttpResult, RequestState } from './http';
 import {
   type CallSuccess,
   exchange,
@@ -25,11 +28,8 @@ import {
   tryJson,
 } from './model-call';
 import { readUsage } from './pricing';
-import { bodyText, jsonBody } from './request-body';
-import { SseParser } from './sse';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
-import type { UsageLogDraft } from './usage-log';
 
 // Anthropic's Messages API (`POST /v1/messages`), as Claude Code and the Anthropic SDKs call it. To
 // Anthropic it goes natively: the body, every `anthropic-*` header and the SSE stream pass through.

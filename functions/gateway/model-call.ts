@@ -1,15 +1,16 @@
-import type { Principal } from '../control/principal';
+import { badRequest, GatewayError, providerError, upstreamTimeout } from '../core/errors';
+import type { GatewayConfig } from '../core/gateway-config';
+import type { RequestState } from '../core/http';
+import type { Usage, UsageLogDraft } from '../core/log-entry';
+import type { ModelPrice } from '../core/prices';
+import type { Principal } from '../core/principal';
+import { credentialMasker } from '../core/secret-mask';
 import { BudgetLedger, BudgetReservation, type LimitHolder, periodOf } from './budget';
-import type { GatewayConfig } from './config';
-import { badRequest, GatewayError, providerError, upstreamTimeout } from './errors';
-import type { RequestState } from './http';
 import { buildPlan, type PlanNode, type PlanTarget, type RouteOverrides } from './plan';
 import { enforceModel, enforceTarget, policies, type RequestPolicy, userHolder } from './policy';
 import { costOf, maxCostOf, maxOutputTokens, priceOf, pricingReady, tokenBound } from './pricing';
-import type { ModelPrice } from './pricing-data';
 import { RateReservation } from './rate-limits';
 import { type AttemptSuccess, Router } from './router';
-import { credentialMasker } from './secret-mask';
 import {
   checkRouteHosts,
   type ResolvedTarget,
@@ -19,7 +20,6 @@ import {
   splitModel,
 } from './target';
 import { ClientGoneError, readAll, sendUpstream, type UpstreamResponse } from './upstream';
-import type { Usage, UsageLogDraft } from './usage-log';
 
 // The part of every model operation that is not about its payload: the route (config, virtual keys,
 // fallbacks, retries), budget settlement, the upstream exchange and token cost. Chat, the Responses API,

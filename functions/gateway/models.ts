@@ -1,8 +1,8 @@
+import type { HttpEvent, RequestState } from '../core/http';
+import type { UsageLogDraft } from '../core/log-entry';
 import type { OperationHandler } from './dispatch';
-import type { HttpEvent, RequestState } from './http';
 import { type CallSuccess, exchange, routeModelCall } from './model-call';
 import type { ResolvedTarget } from './target';
-import type { UsageLogDraft } from './usage-log';
 
 // `GET /v1/models` and `GET /v1/models/{model}` on every provider, in OpenAI's `ListModelsResponse` and
 // `Model` shapes: relayed from providers that list in that shape, translated from those that do not

@@ -1,4 +1,4 @@
-import { badRequest } from './errors';
+import { badRequest } from '../core/errors';
 
 // Reads the text fields of a multipart/form-data body (model, size, language...) for routing, validation,
 // cost and the log, without copying the file parts: the body itself is sent upstream untouched.

@@ -1,10 +1,12 @@
-import type { Principal } from '../control/principal';
-import { type FunctionGroupName, operationsOf } from '../operations';
+import { badRequest, bodyTooLarge, GatewayError, internalError } from '../core/errors';
+import type { HttpEvent } from '../core/http';
+import type { UsageLogDraft } from '../core/log-entry';
+import { type FunctionGroupName, operationsOf } from '../core/operations';
+import type { Principal } from '../core/principal';
+import { bodyText, checkFieldLengths, jsonBody, MAX_BODY_BYTES } from '../core/request-body';
 import { OnceStore } from '../store/once-store';
 import { translationFields, translationReply, withFields } from './audio-translation';
 import type { OperationHandler } from './dispatch';
-import { badRequest, bodyTooLarge, GatewayError, internalError } from './errors';
-import type { HttpEvent } from './http';
 import {
   type Costing,
   embeddingCost,
@@ -15,10 +17,8 @@ import {
 } from './media-pricing';
 import { type CallSuccess, exchange, routeModelCall } from './model-call';
 import { type MultipartForm, readMultipart, replaceField } from './multipart';
-import { bodyText, checkFieldLengths, jsonBody, MAX_BODY_BYTES } from './request-body';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
-import type { UsageLogDraft } from './usage-log';
 
 // The OpenAI operations the gateway relays as they are: a declarative table of what each takes (no body,
 // or a body: JSON or multipart by its content type), how it is checked, whether its reply is binary

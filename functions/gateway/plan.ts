@@ -1,4 +1,4 @@
-import type { GatewayConfig } from './config';
+import type { GatewayConfig } from '../core/gateway-config';
 import { DEFAULT_TIMEOUT_MS } from './upstream';
 
 // A config resolved into a tree: groups pick among their targets (fallback or loadbalance), leaves are

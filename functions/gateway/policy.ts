@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
-import type { Principal } from '../control/principal';
+import { badRequest, GatewayError } from '../core/errors';
+import type { GatewayConfig } from '../core/gateway-config';
+import type { RequestState } from '../core/http';
+import type { ModelPrice } from '../core/prices';
+import type { Principal } from '../core/principal';
+import { TtlCache } from '../core/ttl-cache';
 import { guardrailResolver } from '../guardrails/resolve';
 import { PROVIDER_NAMES } from '../providers';
 import { type ApiKeyRecord, ControlStore, type WorkspaceRecord } from '../store/control-store';
 import type { BudgetPeriod, LimitHolder, Limits } from './budget';
-import type { GatewayConfig } from './config';
-import { badRequest, GatewayError } from './errors';
-import type { RequestState } from './http';
-import type { ModelPrice } from './pricing-data';
 import { savedConfigs } from './saved-configs';
-import { TtlCache } from './ttl-cache';
 
 // Policies: rules a workspace and an API key set for every model request, which callers cannot skip.
 // They apply in the order workspace, API key, request config; each can only add checks and limits.

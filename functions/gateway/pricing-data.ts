@@ -1,20 +1,7 @@
+import type { ModelPrice } from '../core/prices';
 // Built-in prices, USD per million tokens (standard tier, short context). Data only: one block per
 // provider, each with its source and the date it was read. Deployments override them with a pricing
 // file in LiteLLM's format (GATEWAY_PRICING_FILE or GATEWAY_PRICING_URL, see pricing.ts).
-
-export interface ModelPrice {
-  input: number;
-  output: number;
-  /** Price of prompt tokens served from the provider's cache; `input` applies when absent. */
-  cached_input?: number;
-  /**
-   * Audio token prices of models that hear and speak (realtime); the fields above are then text prices.
-   * Audio tokens of a model without them have no price, so the cost is null rather than guessed.
-   */
-  audio?: { input: number; output: number; cached_input?: number };
-  /** The most tokens one reply can hold: what a budget reserves when a request sets no max_tokens. */
-  max_output_tokens?: number;
-}
 
 export interface ProviderPrices {
   source: string;

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
+import type { Usage } from '../core/log-entry';
+import { logger } from '../core/logger';
+import type { ModelPrice } from '../core/prices';
 import { guardedFetch } from './address-guard';
-import { logger } from './logger';
-import { DEFAULT_MAX_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS, type ModelPrice, PRICES } from './pricing-data';
-import type { Usage } from './usage-log';
+import { DEFAULT_MAX_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS, PRICES } from './pricing-data';
 
 const DATED_SNAPSHOT = /-\d{4}-\d{2}-\d{2}$/;
 // Anthropic-style snapshots: `claude-sonnet-4-5-20250929`.

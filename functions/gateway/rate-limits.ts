@@ -1,6 +1,6 @@
+import { GatewayError } from '../core/errors';
 import { CounterStore } from '../store/counter-store';
 import type { LimitHolder } from './budget';
-import { GatewayError } from './errors';
 
 const counters = new CounterStore();
 

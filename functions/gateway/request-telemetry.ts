@@ -1,9 +1,9 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { logger } from './logger';
+import type { LogEntry } from '../core/log-entry';
+import { logger } from '../core/logger';
 import { priceOf } from './pricing';
 import { PRICES } from './pricing-data';
-import type { LogEntry } from './usage-log';
 
 // What CloudWatch sees of each request: one structured log line per logged request, and EMF metrics
 // for every request, flushed once per invocation after the client has its last byte.

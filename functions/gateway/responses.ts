@@ -1,3 +1,9 @@
+import { badRequest, type GatewayError, providerError, streamedProviderError } from '../core/errors';
+import type { HttpEvent, HttpResult, RequestState } from '../core/http';
+import type { Usage, UsageLogDraft } from '../core/log-entry';
+import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
+import { credentialMasker } from '../core/secret-mask';
+import { SseParser } from '../core/sse';
 import {
   RequestGuard,
   responsesInputSlots,
@@ -5,8 +11,6 @@ import {
   type StreamWatch,
 } from '../guardrails/request-guard';
 import type { OperationHandler } from './dispatch';
-import { badRequest, type GatewayError, providerError, streamedProviderError } from './errors';
-import type { HttpEvent, HttpResult, RequestState } from './http';
 import {
   type CallSuccess,
   exchange,
@@ -20,13 +24,9 @@ import {
 } from './model-call';
 import { passthroughOperations } from './passthrough';
 import { costOf, readUsage, tokenBound } from './pricing';
-import { bodyText, checkFieldLengths, jsonBody } from './request-body';
 import { responsesChatAttempt, responsesChatReply, servedThroughChat } from './responses-chat';
-import { credentialMasker } from './secret-mask';
-import { SseParser } from './sse';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
-import type { Usage, UsageLogDraft } from './usage-log';
 
 // POST /v1/responses: the OpenAI Responses API, routed like chat. Non-streamed replies are relayed whole;
 // streamed ones pass every event through in order as it arrives, and the log keeps the final response

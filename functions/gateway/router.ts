@@ -1,15 +1,6 @@
-import { GatewayError } from './errors';
+import { GatewayError } from '../core/errors';
+import type { AttemptRecord } from '../core/log-entry';
 import type { PlanNode, PlanTarget } from './plan';
-
-/** One upstream attempt (or a target refused before any), as the log entry records it. */
-export interface AttemptRecord {
-  target_index: string;
-  provider: string | null;
-  virtual_key: string | null;
-  status: number | null;
-  latency_ms: number;
-  error: string | null;
-}
 
 /** What `prepare` made of a target: the router only needs to know whom it names. */
 export interface PreparedTarget {

@@ -1,6 +1,7 @@
+import type { GatewayConfig } from '../core/gateway-config';
+import { TtlCache } from '../core/ttl-cache';
 import { ControlStore } from '../store/control-store';
-import { type GatewayConfig, parseConfig } from './config';
-import { TtlCache } from './ttl-cache';
+import { parseConfig } from './config';
 
 // Configs an organisation admin saved: their custom hosts are the operator's own choice.
 const savedByAdmin = new WeakSet<GatewayConfig>();

@@ -1,13 +1,14 @@
 import { egressSettings } from '../control/egress-settings';
-import type { Principal } from '../control/principal';
+import { badRequest } from '../core/errors';
+import type { GatewayConfig } from '../core/gateway-config';
+import { logger } from '../core/logger';
+import type { Principal } from '../core/principal';
+import { parseClientJson } from '../core/request-body';
 import { findProvider, PROVIDER_NAMES } from '../providers';
 import type { ProviderAdapter, ProviderTarget } from '../providers/types';
 import { egressEnvironment } from './address-guard';
-import { type GatewayConfig, parseConfig } from './config';
-import { badRequest } from './errors';
-import { logger } from './logger';
+import { parseConfig } from './config';
 import type { PlanNode, PlanTarget, RouteOverrides, Sourced } from './plan';
-import { parseClientJson } from './request-body';
 import { isSavedByAdmin, savedConfigs } from './saved-configs';
 import { type ResolvedVirtualKey, unknownVirtualKey, virtualKeys } from './virtual-key-resolver';
 

@@ -1,7 +1,7 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
+import { GatewayError, upstreamTimeout, upstreamUnreachable } from '../core/errors';
 import { checkOutboundUrl, guardedAgents, hostNotAllowed, RefusedAddressError } from './address-guard';
-import { GatewayError, upstreamTimeout, upstreamUnreachable } from './errors';
 
 export const DEFAULT_TIMEOUT_MS = Number(process.env.GATEWAY_UPSTREAM_TIMEOUT_MS ?? 600_000);
 

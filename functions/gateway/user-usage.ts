@@ -1,5 +1,5 @@
+import type { LogEntry } from '../core/log-entry';
 import { CounterStore, type UserDayUsage } from '../store/counter-store';
-import type { LogEntry } from './usage-log';
 
 export interface UserUsageRow {
   user: string;

@@ -1,8 +1,8 @@
+import { badRequest, GatewayError } from '../core/errors';
 import { ControlStore, type VirtualKeyRecord } from '../store/control-store';
 import { CounterStore, type VirtualKeyState } from '../store/counter-store';
 import { type SecretStore, secretStore } from '../store/secret-store';
 import { budgetExceeded, budgetStatus, candidatePeriods } from './budget';
-import { badRequest, GatewayError } from './errors';
 
 /** A virtual key ready for one request: its description, enforced state, period and credential. */
 export interface ResolvedVirtualKey {

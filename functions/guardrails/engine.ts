@@ -1,4 +1,4 @@
-import { GatewayError } from '../gateway/errors';
+import { GatewayError } from '../core/errors';
 import { CHECKS } from './registry';
 import type {
   CheckContext,

@@ -1,4 +1,4 @@
-import type { GuardrailLog, GuardrailOutcomeLog } from '../gateway/usage-log';
+import type { GuardrailLog, GuardrailOutcomeLog } from '../core/log-entry';
 import {
   type CheckOutcome,
   type CompiledCheck,

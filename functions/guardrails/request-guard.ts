@@ -1,10 +1,10 @@
-import type { Principal } from '../control/principal';
-import { GatewayError } from '../gateway/errors';
-import type { RequestState } from '../gateway/http';
+import { GatewayError } from '../core/errors';
+import type { RequestState } from '../core/http';
+import type { GuardrailOutcomeLog, UsageLogDraft } from '../core/log-entry';
+import type { Principal } from '../core/principal';
 import { firstTarget, planFor, requestConfig } from '../gateway/model-call';
 import { policies } from '../gateway/policy';
 import { readAll, sendUpstream } from '../gateway/upstream';
-import type { GuardrailOutcomeLog, UsageLogDraft } from '../gateway/usage-log';
 import {
   type CheckOutcome,
   type CompiledCheck,

@@ -1,4 +1,4 @@
-import { badRequest } from '../gateway/errors';
+import { badRequest } from '../core/errors';
 import { GuardrailStore } from '../store/guardrail-store';
 import { type CompiledCheck, compileChecks } from './engine';
 

@@ -1,7 +1,7 @@
 import middy from '@middy/core';
+import type { GatewayContext, HttpEvent, HttpResult } from '../core/http';
 import { chatCompletions } from '../gateway/chat-completions';
 import { dispatch } from '../gateway/dispatch';
-import type { GatewayContext, HttpEvent, HttpResult } from '../gateway/http';
 import { countTokens, messages } from '../gateway/messages';
 import { authenticate } from '../middleware/authenticate';
 import { authorize } from '../middleware/authorize';

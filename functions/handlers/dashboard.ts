@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import { dashboardOperations } from '../control/dashboard';
+import type { GatewayContext, HttpEvent, HttpResult } from '../core/http';
 import { dispatch } from '../gateway/dispatch';
-import type { GatewayContext, HttpEvent, HttpResult } from '../gateway/http';
 import { errorResponder } from '../middleware/error-responder';
 import { requestContext } from '../middleware/request-context';
 import { route } from '../middleware/route';

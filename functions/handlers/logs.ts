@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import { logsOperations } from '../control/logs-api';
+import type { GatewayContext, HttpEvent, HttpResult } from '../core/http';
 import { dispatch } from '../gateway/dispatch';
-import type { GatewayContext, HttpEvent, HttpResult } from '../gateway/http';
 import { authenticate } from '../middleware/authenticate';
 import { authorize } from '../middleware/authorize';
 import { errorResponder } from '../middleware/error-responder';

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
+import type { GatewayContext, HttpEvent, HttpResult } from '../core/http';
 import { dispatch } from '../gateway/dispatch';
-import type { GatewayContext, HttpEvent, HttpResult } from '../gateway/http';
 import { passthroughOperations } from '../gateway/passthrough';
 import { authenticate } from '../middleware/authenticate';
 import { authorize } from '../middleware/authorize';

@@ -1,7 +1,7 @@
 // The custom resource of lib/secret-cleanup.ts: on stack deletion, removes the stack's runtime secrets.
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
-import { logger } from '../gateway/logger';
+import { logger } from '../core/logger';
 import { handleCleanupEvent, respond } from '../store/secret-cleanup';
 
 const client = new SecretsManagerClient({});

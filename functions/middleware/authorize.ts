@@ -1,5 +1,5 @@
-import { hasScope } from '../control/principal';
-import { forbidden } from '../gateway/errors';
+import { forbidden } from '../core/errors';
+import { hasScope } from '../core/principal';
 import type { GatewayMiddleware } from './types';
 
 /** Checks the scope the operation needs (from operations.ts), or that the caller is an organisation admin. */

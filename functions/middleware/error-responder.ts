@@ -1,6 +1,6 @@
-import { asGatewayError } from '../gateway/errors';
-import { jsonResult } from '../gateway/http';
-import { logger } from '../gateway/logger';
+import { asGatewayError } from '../core/errors';
+import { jsonResult } from '../core/http';
+import { logger } from '../core/logger';
 import { anthropicErrorBody } from '../providers/anthropic/messages-ingress';
 import type { GatewayMiddleware } from './types';
 

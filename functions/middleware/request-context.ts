@@ -1,5 +1,5 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import { forbidden } from '../gateway/errors';
+import { forbidden } from '../core/errors';
 import type { GatewayMiddleware } from './types';
 
 const TRACE_ID = /^[\w.:/-]{1,128}$/;

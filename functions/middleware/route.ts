@@ -1,5 +1,5 @@
-import { badRequest, notFound } from '../gateway/errors';
-import { type FunctionGroupName, type Operation, operationsOf } from '../operations';
+import { badRequest, notFound } from '../core/errors';
+import { type FunctionGroupName, type Operation, operationsOf } from '../core/operations';
 import type { GatewayMiddleware } from './types';
 
 interface CompiledRoute {

@@ -1,9 +1,10 @@
 import type { Writable } from 'node:stream';
 import type { Context } from 'aws-lambda';
-import { internalError } from '../gateway/errors';
-import type { GatewayContext, HttpEvent, HttpResult, RequestState, SendOutcome } from '../gateway/http';
-import { newId } from '../gateway/ids';
-import { logger } from '../gateway/logger';
+import { internalError } from '../core/errors';
+import type { GatewayContext, HttpEvent, HttpResult, RequestState } from '../core/http';
+import { newId } from '../core/ids';
+import type { SendOutcome } from '../core/log-entry';
+import { logger } from '../core/logger';
 import { telemetry } from '../gateway/request-telemetry';
 
 type Chain = (event: HttpEvent, context: GatewayContext) => Promise<HttpResult>;

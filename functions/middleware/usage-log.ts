@@ -1,8 +1,8 @@
-import { badRequest } from '../gateway/errors';
-import { logger } from '../gateway/logger';
+import { badRequest } from '../core/errors';
+import { UsageLogDraft } from '../core/log-entry';
+import { logger } from '../core/logger';
+import { FIELD_LIMITS, parseClientJson } from '../core/request-body';
 import { policies } from '../gateway/policy';
-import { FIELD_LIMITS, parseClientJson } from '../gateway/request-body';
-import { UsageLogDraft } from '../gateway/usage-log';
 import { UserUsage } from '../gateway/user-usage';
 import { LogStore } from '../store/log-store';
 import type { GatewayMiddleware } from './types';

@@ -1,4 +1,4 @@
-import type { GatewayError } from '../gateway/errors';
+import type { GatewayError } from '../core/errors';
 
 /** What the gateway knows of a caller's route to a provider for one request. */
 export interface ProviderTarget {

@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Scope } from '../operations';
+import type { Scope } from '../core/operations';
 import { documentClient, queryByPrefix, tableName } from './dynamo';
 
 // Control entities in one table. Keys:

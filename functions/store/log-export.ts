@@ -5,7 +5,7 @@
 import { FirehoseClient, PutRecordBatchCommand } from '@aws-sdk/client-firehose';
 import { type NativeAttributeValue, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import type { LogEntry } from '../gateway/usage-log';
+import type { LogEntry } from '../core/log-entry';
 
 /** Glue (Hive) type of each record field, in table order: the schema Firehose writes Parquet with. */
 export const LOG_EXPORT_COLUMNS = [

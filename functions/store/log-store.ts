@@ -8,8 +8,8 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { encodeTime } from 'ulid';
-import { logger } from '../gateway/logger';
-import type { LogEntry } from '../gateway/usage-log';
+import type { LogEntry } from '../core/log-entry';
+import { logger } from '../core/logger';
 import { blobStore } from './blob-store';
 import { CursorError, documentClient, nowEpochSeconds, tableName } from './dynamo';
 import { LOG_FILTER_INDEXES, MAX_INDEXED_METADATA } from './tables';

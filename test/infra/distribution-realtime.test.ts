@@ -1,14 +1,14 @@
 import { App, type CfnElement, aws_lambda as lambda, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ORIGIN_SECRET_HEADER } from '../../functions/middleware/request-context';
 import {
   FUNCTION_GROUPS,
   type FunctionGroupName,
   OPERATIONS,
   type Operation,
   REALTIME_OPERATION,
-} from '../../functions/operations';
+} from '../../functions/core/operations';
+import { ORIGIN_SECRET_HEADER } from '../../functions/middleware/request-context';
 import { GatewayDistribution, matchesPathPattern } from '../../lib/distribution';
 import { GatewayStack } from '../../lib/gateway-stack';
 import { realtimeRewriteCode } from '../../lib/realtime-rewrite';

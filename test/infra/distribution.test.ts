@@ -1,13 +1,13 @@
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ORIGIN_SECRET_HEADER } from '../../functions/middleware/request-context';
 import {
   FUNCTION_GROUPS,
   type FunctionGroupName,
   OPERATIONS,
   REALTIME_OPERATION,
-} from '../../functions/operations';
+} from '../../functions/core/operations';
+import { ORIGIN_SECRET_HEADER } from '../../functions/middleware/request-context';
 import { distributionRoutes, matchesPathPattern } from '../../lib/distribution';
 import { GatewayStack, gatewayPropsFromContext } from '../../lib/gateway-stack';
 

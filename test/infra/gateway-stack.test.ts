@@ -8,14 +8,10 @@ import {
   type Operation,
   operationsOf,
   REALTIME_FUNCTIONS,
-} from '../../functions/operations';
+} from '../../functions/core/operations';
 import { ALL_TABLES, type TableDefinition } from '../../functions/store/tables';
-import {
-  GatewayStack,
-  type GatewayStackProps,
-  gatewayPropsFromContext,
-  grantsFor,
-} from '../../lib/gateway-stack';
+import { GatewayStack, type GatewayStackProps, gatewayPropsFromContext } from '../../lib/gateway-stack';
+import { grantsFor } from '../../lib/grants';
 
 // An empty list tells CDK to skip asset bundling: these tests are about the template, not the bundles.
 const SKIP_BUNDLING = { 'aws:cdk:bundling-stacks': [] };

@@ -2,8 +2,8 @@ import { App, type CfnElement, aws_dynamodb as dynamodb, aws_lambda as lambda, S
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { FUNCTION_GROUPS, type FunctionGroupName } from '../../functions/core/operations';
 import { METRIC } from '../../functions/gateway/request-telemetry';
-import { FUNCTION_GROUPS, type FunctionGroupName } from '../../functions/operations';
 import { TABLES } from '../../functions/store/tables';
 import { lambdaBundling } from '../../lib/bundling';
 import { GatewayStack, gatewayPropsFromContext } from '../../lib/gateway-stack';

@@ -2,7 +2,7 @@ import { App, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { REALTIME_FUNCTIONS } from '../../functions/operations';
+import { REALTIME_FUNCTIONS } from '../../functions/core/operations';
 import { TABLES } from '../../functions/store/tables';
 import { GatewayStack } from '../../lib/gateway-stack';
 

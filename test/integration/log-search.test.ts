@@ -1,7 +1,7 @@
 import { QueryCommand, type QueryCommandInput, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { monotonicFactory } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { LogEntry } from '../../functions/gateway/usage-log';
+import type { LogEntry } from '../../functions/core/log-entry';
 import { documentClient } from '../../functions/store/dynamo';
 import { LogStore } from '../../functions/store/log-store';
 import { startTestGateway, type TestGateway } from '../support/gateway';

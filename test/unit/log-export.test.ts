@@ -3,7 +3,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { LogEntry } from '../../functions/gateway/usage-log';
+import type { LogEntry } from '../../functions/core/log-entry';
 import {
   exportStreamBatch,
   FirehoseLogSink,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { LogEntry } from '../../functions/gateway/usage-log';
+import type { LogEntry } from '../../functions/core/log-entry';
 import { ALL_TABLES } from '../../functions/store/tables';
 
 // The log writer, on a mocked DynamoDB: what it writes for entries of every size, and what it does

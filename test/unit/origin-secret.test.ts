@@ -1,6 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import type { GatewayContext, HttpEvent, RequestState } from '../../functions/gateway/http';
+import type { GatewayContext, HttpEvent, RequestState } from '../../functions/core/http';
 import { originSecretFromEnv, requestContext } from '../../functions/middleware/request-context';
 import type { GatewayRequest } from '../../functions/middleware/types';
 

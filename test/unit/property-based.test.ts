@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../../functions/core/errors';
+import { OPERATIONS } from '../../functions/core/operations';
+import { jsonBody, jsonTooDeep, MAX_JSON_DEPTH, parseClientJson } from '../../functions/core/request-body';
+import { SseParser } from '../../functions/core/sse';
 import { parseConfig, parseSavedConfig } from '../../functions/gateway/config';
-import { GatewayError } from '../../functions/gateway/errors';
-import { jsonBody, jsonTooDeep, MAX_JSON_DEPTH, parseClientJson } from '../../functions/gateway/request-body';
-import { SseParser } from '../../functions/gateway/sse';
 import { compileRoutes, decodePathParam, matchRoute } from '../../functions/middleware/route';
 import { parseMetadata } from '../../functions/middleware/usage-log';
-import { OPERATIONS } from '../../functions/operations';
 import { AnthropicStream } from '../../functions/providers/anthropic/chat-completions';
 import { ConverseStream } from '../../functions/providers/bedrock/chat-completions';
 import { AwsEventStreamDecoder } from '../../functions/providers/bedrock/event-stream';

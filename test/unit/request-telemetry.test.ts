@@ -2,6 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { EmfOutput } from '@aws-lambda-powertools/metrics/types';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { LogEntry } from '../../functions/core/log-entry';
 import { applyPricingFile, clearPricingOverrides } from '../../functions/gateway/pricing';
 import {
   METRIC,
@@ -10,7 +11,6 @@ import {
   OTHER_MODEL,
   RequestTelemetry,
 } from '../../functions/gateway/request-telemetry';
-import type { LogEntry } from '../../functions/gateway/usage-log';
 
 /** Keeps each EMF record that would have been printed, instead of printing it. */
 class CapturedMetrics extends Metrics {

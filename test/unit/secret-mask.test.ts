@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { hostMatches } from '../../functions/control/egress-settings';
-import { credentialMasker, maskSecret, SecretMasker } from '../../functions/gateway/secret-mask';
+import { credentialMasker, maskSecret, SecretMasker } from '../../functions/core/secret-mask';
 
 const KEY = 'sk-proj-abcdefghijklmnopqrstuvwxyz012345';
 

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import type { Context } from 'aws-lambda';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { HttpEvent, HttpResult } from '../../functions/gateway/http';
+import type { HttpEvent, HttpResult } from '../../functions/core/http';
 import { telemetry } from '../../functions/gateway/request-telemetry';
 import { streamingHandler } from '../../functions/middleware/stream-response';
 import { installAwsLambdaShim } from '../../local/awslambda-shim';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseParser, sseErrorEvent } from '../../functions/gateway/sse';
+import { SseParser, sseErrorEvent } from '../../functions/core/sse';
 
 describe('SseParser', () => {
   it('splits events across arbitrary chunk boundaries, keeping raw text', () => {

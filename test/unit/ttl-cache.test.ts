@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TtlCache } from '../../functions/gateway/ttl-cache';
+import { TtlCache } from '../../functions/core/ttl-cache';
 
 afterEach(() => {
   vi.useRealTimers();

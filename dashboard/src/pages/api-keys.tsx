@@ -13,7 +13,7 @@ import {
   useSubmit,
 } from '../ui';
 
-// The scopes of functions/operations.ts, in its order; the API refuses any other.
+// The scopes of functions/core/operations.ts, in its order; the API refuses any other.
 export const SCOPES = [
   'completions.write',
   'logs.view',

@@ -1,5 +1,5 @@
+import { GatewayError } from '../../core/errors';
 import { BudgetReservation, chargeUnreserved, type LimitHolder } from '../budget';
-import { GatewayError } from '../errors';
 import { maxOutputTokens, priceOf } from '../pricing';
 import { errorEvent } from './protocol';
 import { type RealtimeUsage, realtimeMaxCost } from './usage';

@@ -1,7 +1,7 @@
+import type { GuardrailLog, LogEntry } from '../../core/log-entry';
 import type { SessionGuardrails } from '../../guardrails/realtime-guard';
 import type { VirtualKeyState } from '../../store/counter-store';
 import type { LimitHolder } from '../budget';
-import type { GuardrailLog, LogEntry } from '../usage-log';
 import type { RealtimeUpstream } from './upstream-endpoint';
 import { asLogUsage, emptyRealtimeUsage, type RealtimeUsage } from './usage';
 

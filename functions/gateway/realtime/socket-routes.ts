@@ -1,7 +1,10 @@
 import type { APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
 import { ulid } from 'ulid';
 import { Authenticator } from '../../control/authenticator';
-import { hasScope, type Principal } from '../../control/principal';
+import { asGatewayError, badRequest, forbidden, GatewayError, unauthorized } from '../../core/errors';
+import type { LogEntry } from '../../core/log-entry';
+import { logger } from '../../core/logger';
+import { hasScope, type Principal } from '../../core/principal';
 import { guardrailResolver } from '../../guardrails/resolve';
 import { parseMetadata } from '../../middleware/usage-log';
 import { type ClientConnections, clientConnections } from '../../store/client-connections';
@@ -15,8 +18,6 @@ import {
 } from '../../store/realtime-channel';
 import { type RelayLauncher, relayLauncher } from '../../store/relay-launcher';
 import { BudgetReservation } from '../budget';
-import { asGatewayError, badRequest, forbidden, GatewayError, unauthorized } from '../errors';
-import { logger } from '../logger';
 import { virtualKeyHolder } from '../model-call';
 import { buildPlan, type PlanTarget } from '../plan';
 import { enforceModel, enforceTarget, policies, userHolder } from '../policy';
@@ -29,7 +30,6 @@ import {
   routeOverrides,
   splitModel,
 } from '../target';
-import type { LogEntry } from '../usage-log';
 import {
   errorEvent,
   exceedsMessageLimit,

@@ -1,4 +1,4 @@
-import { badRequest } from '../errors';
+import { badRequest } from '../../core/errors';
 
 /** What the relay needs to open the provider's realtime socket. Holds the credential: never stored. */
 export interface RealtimeUpstream {

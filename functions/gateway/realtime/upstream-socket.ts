@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
+import { GatewayError, upstreamUnreachable } from '../../core/errors';
+import { credentialMasker } from '../../core/secret-mask';
 import { checkOutboundUrl, guardedLookup } from '../address-guard';
-import { GatewayError, upstreamUnreachable } from '../errors';
-import { credentialMasker } from '../secret-mask';
 import { toGatewayError } from '../upstream';
 import type { RealtimeUpstream } from './upstream-endpoint';
 

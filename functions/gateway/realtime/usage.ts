@@ -1,6 +1,6 @@
+import type { Usage } from '../../core/log-entry';
+import type { ModelPrice } from '../../core/prices';
 import { priceOf } from '../pricing';
-import type { ModelPrice } from '../pricing-data';
-import type { Usage } from '../usage-log';
 
 /** Token counts of realtime responses, as `response.done` reports them in `response.usage`, summed. */
 export interface RealtimeUsage {

@@ -1,4 +1,4 @@
-import type { GatewayError } from '../../gateway/errors';
+import type { GatewayError } from '../../core/errors';
 import {
   type ChunkHeader,
   chunk,

@@ -1,4 +1,4 @@
-import { badRequest } from '../../gateway/errors';
+import { badRequest } from '../../core/errors';
 import { isObject, type Json, numberOr } from '../shared/openai-shapes';
 
 // Anthropic's Messages API as clients send it (Claude Code, the Anthropic SDKs) <-> the OpenAI chat

@@ -1,4 +1,4 @@
-import { badRequest, type GatewayError } from '../../gateway/errors';
+import { badRequest, type GatewayError } from '../../core/errors';
 import {
   type ChunkHeader,
   chunk,

@@ -1,5 +1,5 @@
-import { badRequest, GatewayError } from '../../gateway/errors';
-import { SseParser } from '../../gateway/sse';
+import { badRequest, GatewayError } from '../../core/errors';
+import { SseParser } from '../../core/sse';
 import type { Json, ProviderEvent, StreamDecoder } from '../types';
 
 export type { Json };

@@ -1,4 +1,4 @@
-import { badRequest } from '../../gateway/errors';
+import { badRequest } from '../../core/errors';
 import { isObject, type Json, numberOr } from './openai-shapes';
 
 // OpenAI's Responses API <-> the chat shape every provider translator takes, for providers without a

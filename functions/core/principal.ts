@@ -1,4 +1,4 @@
-import type { Scope } from '../operations';
+import type { Scope } from './operations';
 
 /** Who is calling, once authenticated. */
 export interface Principal {

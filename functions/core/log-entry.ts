@@ -1,6 +1,20 @@
-import type { SendOutcome } from './http';
-import type { ModelPrice } from './pricing-data';
-import type { AttemptRecord } from './router';
+import type { ModelPrice } from './prices';
+
+export interface SendOutcome {
+  statusCode: number;
+  /** The client went away before the last byte. */
+  clientDisconnected: boolean;
+}
+
+/** One upstream attempt (a retry or a fallback target), or a target refused before one. */
+export interface AttemptRecord {
+  target_index: string;
+  provider: string | null;
+  virtual_key: string | null;
+  status: number | null;
+  latency_ms: number;
+  error: string | null;
+}
 
 /** Each check's outcome, for the log: never the matched text. */
 export interface GuardrailLog {

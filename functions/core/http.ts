@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import type { Principal } from '../control/principal';
-import type { Operation } from '../operations';
-import type { GatewayConfig } from './config';
-import type { LogEntry, UsageLogDraft } from './usage-log';
+import type { GatewayConfig } from './gateway-config';
+import type { LogEntry, SendOutcome, UsageLogDraft } from './log-entry';
+import type { Operation } from './operations';
+import type { Principal } from './principal';
 
 /** A function URL event (payload format 2.0). */
 export type HttpEvent = APIGatewayProxyEventV2;
@@ -41,12 +41,6 @@ export interface RequestState {
   afterSend: Array<(outcome: SendOutcome) => Promise<void>>;
   /** Headers added to every reply, errors included. */
   replyHeaders: Record<string, string>;
-}
-
-export interface SendOutcome {
-  statusCode: number;
-  /** The client went away before the last byte. */
-  clientDisconnected: boolean;
 }
 
 export interface GatewayContext extends Context {
