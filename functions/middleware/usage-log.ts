@@ -4,6 +4,7 @@ import { logger } from '../core/logger';
 import { FIELD_LIMITS, parseClientJson } from '../core/request-body';
 import { policies } from '../gateway/policy';
 import { UserUsage } from '../gateway/user-usage';
+import { AnalyticsStore } from '../store/analytics-store';
 import { LogStore } from '../store/log-store';
 import type { GatewayMiddleware } from './types';
 
@@ -36,7 +37,11 @@ export function parseMetadata(header: string | undefined): Record<string, string
  * Opens a log entry for every authenticated call of a logged operation and writes it once the client
  * has its last byte: the stream adapter runs `afterSend` after `end()`, before the invocation returns.
  */
-export function usageLog(store = new LogStore(), users = new UserUsage()): GatewayMiddleware {
+export function usageLog(
+  store = new LogStore(),
+  users = new UserUsage(),
+  analytics = new AnalyticsStore(),
+): GatewayMiddleware {
   return {
     before: (request) => {
       const state = request.context.gateway;
@@ -89,10 +94,11 @@ export function usageLog(store = new LogStore(), users = new UserUsage()): Gatew
           task().catch((error: unknown) =>
             logger.error(`${what} failed`, { requestId: entry.id, error: (error as Error).message }),
           );
-        // Spend and per-user counters are written beside the log entry, all before the invocation ends.
+        // Spend, per-user counters and usage aggregates are written beside the log entry, all before the invocation ends.
         await Promise.all([
           write(),
           settle(() => users.record(entry), 'user usage update'),
+          settle(() => analytics.record(entry), 'usage aggregates update'),
           ...draft.settlements.map((s) => settle(() => s(entry), 'spend update')),
         ]);
       });
