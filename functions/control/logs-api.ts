@@ -189,6 +189,8 @@ export const logsOperations: Record<string, OperationHandler> = {
         p50: latencyQuantile(b.histogram, 0.5),
         p95: latencyQuantile(b.histogram, 0.95),
       },
+      // Counts per latency bucket (bounds in LATENCY_BOUNDS_MS, README): buckets merge into any range's quantiles.
+      latency_histogram: b.histogram,
     }));
     return listResult(rows, null);
   },
