@@ -45,9 +45,9 @@ export function intervalFor(fromMs: number, toMs: number): Interval {
 
 /** Adds histograms bucket by bucket. */
 export function mergeHistograms(histograms: number[][]): number[] {
-  const merged = LATENCY_BOUNDS_MS.map(() => 0).concat(0);
-  for (const h of histograms) h.forEach((n, i) => (merged[i] = (merged[i] ?? 0) + n));
-  return merged;
+  return LATENCY_BOUNDS_MS.map(() => 0)
+    .concat(0)
+    .map((_, i) => histograms.reduce((sum, h) => sum + (h[i] ?? 0), 0));
 }
 
 /** The latency at quantile `q`, interpolated inside its bucket, as the server computes it. */
