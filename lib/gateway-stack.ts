@@ -39,6 +39,7 @@ import {
 import {
   ALL_TABLES,
   type KeyAttribute,
+  revisionSuffix,
   TABLES,
   type TableDefinition,
   type TableName,
@@ -630,7 +631,7 @@ export class GatewayStack extends Stack {
   }
 
   private createTable(def: TableDefinition, removalPolicy: RemovalPolicy, stream = false): dynamodb.TableV2 {
-    return new dynamodb.TableV2(this, `${pascal(def.id)}Table`, {
+    return new dynamodb.TableV2(this, `${pascal(def.id)}Table${revisionSuffix(def)}`, {
       ...(stream ? { dynamoStream: dynamodb.StreamViewType.NEW_IMAGE } : {}),
       partitionKey: attribute(def.partitionKey),
       sortKey: attribute(def.sortKey),

@@ -8,9 +8,10 @@ import {
   DynamoDBClient,
   ResourceNotFoundException,
 } from '@aws-sdk/client-dynamodb';
-import { ALL_TABLES, type TableDefinition } from '../functions/store/tables';
+import { ALL_TABLES, revisionSuffix, type TableDefinition } from '../functions/store/tables';
 
-export const localTableName = (def: TableDefinition) => `gateway-${def.id}`;
+export const localTableName = (def: TableDefinition) =>
+  [`gateway-${def.id}`, revisionSuffix(def).toLowerCase()].filter(Boolean).join('-');
 
 /** Starts the embedded DynamoDB: persistent under `dataDir`, or in memory when it is undefined. */
 export async function startDynalite(

@@ -72,6 +72,8 @@ interface StoredLog extends Omit<LogEntry, 'request' | 'response'> {
   org_shard: string;
   api_key_id?: string;
   body_ref?: string;
+  /** A body item holds the bodies: it is written just after this item. */
+  has_body?: boolean;
   [indexKey: string]: unknown;
 }
 
@@ -126,45 +128,46 @@ export class LogStore {
   constructor(private readonly readBudget = READ_BUDGET) {}
 
   /**
-   * Writes the entry whatever its size: its index item (no bodies) and its bodies apart (a body item, or
-   * the blob store when large). A failed index write is tried again, and last a minimal item (ids,
+   * Writes the entry whatever its size: its index item (no bodies), then its bodies apart (a body item,
+   * or the blob store when large). A failed index write is tried again, and last a minimal item (ids,
    * status, usage, cost, error) keeps the ledger whole. Throws only when even that could not be written.
+   * The index item says a body item follows (`has_body`): a read waits for it rather than show an entry
+   * without its bodies, and a rewritten entry (a realtime session at its close) is never half old.
    */
   async put(entry: LogEntry, options: PutOptions = {}): Promise<void> {
     const { index, body } = await this.items(entry, options);
-    const writeBody = async () => {
-      if (!body) return;
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await this.db.send(new PutCommand({ TableName: tableName('logs'), Item: body }));
-          return;
-        } catch (error) {
-          // The index item still records the request: only its bodies are lost.
-          if (attempt === 2) {
-            logger.error('log bodies could not be stored', {
-              requestId: entry.id,
-              error: (error as Error).message,
-            });
-            return;
-          }
-        }
+    if (body) index.has_body = true;
+    const put = (Item: Record<string, unknown>) =>
+      this.db.send(new PutCommand({ TableName: tableName('logs'), Item }));
+    let written: StoredLog | undefined;
+    for (const candidate of [index, index, minimalItem(entry, options)]) {
+      try {
+        await put(candidate);
+        written = candidate;
+        break;
+      } catch (error) {
+        logger.warn('log write failed; trying again', {
+          requestId: entry.id,
+          error: (error as Error).message,
+        });
       }
-    };
-    const writeIndex = async () => {
-      for (const candidate of [index, index, minimalItem(entry, options)]) {
-        try {
-          await this.db.send(new PutCommand({ TableName: tableName('logs'), Item: candidate }));
-          return;
-        } catch (error) {
-          logger.warn('log write failed; trying again', {
+    }
+    if (!written) throw new Error(`log entry ${entry.id} could not be written`);
+    if (!body) return;
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      try {
+        await put({ ...body });
+        return;
+      } catch (error) {
+        if (attempt === 2)
+          logger.error('log bodies could not be stored', {
             requestId: entry.id,
             error: (error as Error).message,
           });
-        }
       }
-      throw new Error(`log entry ${entry.id} could not be written`);
-    };
-    await Promise.all([writeIndex(), writeBody()]);
+    }
+    // The index item still records the request; it stops waiting for bodies that will not come.
+    if (written.has_body) await put({ ...written, has_body: undefined }).catch(() => undefined);
   }
 
   /** Writes many entries in 25-item batches (imports, tests); unprocessed items are sent again. */
@@ -172,7 +175,7 @@ export class LogStore {
     const items: Record<string, unknown>[] = [];
     for (const entry of entries) {
       const { index, body } = await this.items(entry, options);
-      items.push(index);
+      items.push(body ? { ...index, has_body: true } : index);
       if (body) items.push({ ...body });
     }
     for (let i = 0; i < items.length; i += 25) {
@@ -238,10 +241,21 @@ export class LogStore {
       return toEntry(stored, blob ? (JSON.parse(blob) as LogBlob) : undefined);
     }
     const out = await this.db.send(
-      new GetCommand({ TableName: tableName('logs'), Key: { pk: bodyKey(stored.pk), id } }),
+      new GetCommand({
+        TableName: tableName('logs'),
+        Key: { pk: bodyKey(stored.pk), id },
+        ConsistentRead: true,
+      }),
     );
     const body = out.Item as StoredBody | undefined;
-    return toEntry(stored, {
+    // Not yet written: the entry shows once it is whole.
+    if (!body && stored.has_body) return undefined;
+    // Written index first, bodies second: read after the bodies, the index item is at least as new.
+    const again = await this.db.send(
+      new GetCommand({ TableName: tableName('logs'), Key: { pk: stored.pk, id }, ConsistentRead: true }),
+    );
+    const latest = (again.Item as StoredLog | undefined) ?? stored;
+    return toEntry(latest, {
       request: parseJson(body?.request_json),
       response: parseJson(body?.response_json),
     });
@@ -650,6 +664,7 @@ const STORAGE_ATTRIBUTES = new Set([
   'org_shard',
   'api_key_id',
   'body_ref',
+  'has_body',
   ...LOG_FILTER_INDEXES.map(([, attribute]) => attribute),
 ]);
 

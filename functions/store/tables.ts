@@ -26,7 +26,15 @@ export interface TableDefinition {
   /** Attribute holding an epoch-seconds expiry. DynamoDB TTL on AWS; readers filter expired items too. */
   ttlAttribute?: string;
   globalIndexes: GlobalIndexDefinition[];
+  /**
+   * Raised when the keys or indexes change in a way DynamoDB cannot apply in place (CloudFormation adds or
+   * removes one index per update and never changes a key): the next deploy then creates a new table.
+   */
+  revision?: number;
 }
+
+/** The construct id suffix and local name suffix of a table's revision: `` for the first, `V2` after. */
+export const revisionSuffix = (def: TableDefinition) => (def.revision ? `V${def.revision}` : '');
 
 /** Each filter index of the logs table: its name and its key attribute. */
 export const LOG_FILTER_INDEXES = [
@@ -78,6 +86,8 @@ export const TABLES = {
     partitionKey: { name: 'pk', type: 'S' },
     sortKey: { name: 'id', type: 'S' },
     ttlAttribute: 'expires_at',
+    // 2: sharded keys and the filter indexes; entries of the first table (unsharded) are not read.
+    revision: 2,
     globalIndexes: [
       {
         name: 'by-organisation',
