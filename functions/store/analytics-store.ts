@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { LogEntry } from '../core/log-entry';
 import { documentClient, nowEpochSeconds, tableName } from './dynamo';
-import { logShard, statusClass } from './log-store';
+import { statusClass } from './log-store';
 
 // Usage aggregates: per hour and per day, per workspace and per value of each dimension, one counter item
 // updated with a single ADD per logged request, so analytics read a few items per bucket, never log rows.
-// Items are write-sharded like the logs (the shard from the entry id): no counter takes more than its
-// share of a busy workspace's writes. Readers sum the shards.
+// Items are write-sharded like the logs (a random shard per write): no counter takes more than its share
+// of a busy workspace's writes. Readers sum the shards.
 
 export const DIMENSIONS = ['user', 'model', 'provider', 'virtual_key', 'api_key', 'status_class'] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
@@ -95,6 +95,23 @@ export interface UsageBucket {
   histogram: number[];
 }
 
+/** What a batch of requests adds to one counter item. */
+interface Increment {
+  organisationId: string;
+  workspace: string;
+  interval: Interval;
+  dimension: string;
+  bucket: string;
+  value: string | null;
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number;
+  errors: number;
+  latency_sum_ms: number;
+  histogram: Map<number, number>;
+}
+
 export interface UsageQuery {
   organisationId: string;
   workspaces: string[];
@@ -107,44 +124,118 @@ export interface UsageQuery {
 export class AnalyticsStore {
   private readonly db = documentClient();
 
-  /** Adds one logged request to its hour and day counters, overall and per dimension. */
-  async record(entry: LogEntry): Promise<void> {
-    const shard = logShard(entry.id, SHARDS);
+  /** Increments not yet sent, by counter item; requests that end together share one write per item. */
+  private pending = new Map<string, Increment>();
+  private nextFlush: Promise<void> | undefined;
+  private lastFlush: Promise<void> = Promise.resolve();
+
+  /**
+   * Adds one logged request to its hour and day counters, overall and per dimension; resolves once they
+   * are written. Requests served at the same time by one process (the local server) share one ADD per
+   * counter; a Lambda environment serves one at a time, so there it is one ADD per counter per request.
+   */
+  record(entry: LogEntry): Promise<void> {
     const at = Date.parse(entry.timestamp);
-    const values = dimensionValues(entry);
-    const histogram = histogramAttribute(latencyBucket(entry.latency_ms));
-    const writes: Promise<unknown>[] = [];
+    const dimensions: Array<[string, string | null]> = [
+      ['all', null],
+      ...Object.entries(dimensionValues(entry)),
+    ];
     for (const interval of ['hour', 'day'] as const) {
       const bucket = bucketOf(at, interval);
-      const dimensions: Array<[string, string | null]> = [['all', null], ...Object.entries(values)];
       for (const [dimension, value] of dimensions) {
-        writes.push(
-          this.db.send(
-            new UpdateCommand({
-              TableName: tableName('counters'),
-              Key: {
-                pk: partition(entry.organisation_id, entry.workspace, interval, dimension, shard),
-                sk: `${bucket}#${keyValue(value)}`,
-              },
-              UpdateExpression:
-                'SET #value = :value, expires_at = :exp ADD requests :one, prompt_tokens :in, completion_tokens :out, cost :cost, errors :err, latency_sum_ms :lat, #h :one',
-              ExpressionAttributeNames: { '#value': 'value', '#h': histogram },
-              ExpressionAttributeValues: {
-                ':value': value === null ? null : value.slice(0, 256),
-                ':exp': nowEpochSeconds() + KEEP_SECONDS[interval],
-                ':one': 1,
-                ':in': entry.usage?.prompt_tokens ?? 0,
-                ':out': entry.usage?.completion_tokens ?? 0,
-                ':cost': typeof entry.cost === 'number' && Number.isFinite(entry.cost) ? entry.cost : 0,
-                ':err': entry.status >= 400 ? 1 : 0,
-                ':lat': entry.latency_ms,
-              },
-            }),
-          ),
-        );
+        const key = [
+          entry.organisation_id,
+          entry.workspace,
+          interval,
+          dimension,
+          bucket,
+          keyValue(value),
+        ].join('\u0000');
+        let inc = this.pending.get(key);
+        if (!inc) {
+          inc = {
+            organisationId: entry.organisation_id,
+            workspace: entry.workspace,
+            interval,
+            dimension,
+            bucket,
+            value,
+            requests: 0,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            cost: 0,
+            errors: 0,
+            latency_sum_ms: 0,
+            histogram: new Map(),
+          };
+          this.pending.set(key, inc);
+        }
+        inc.requests += 1;
+        inc.prompt_tokens += entry.usage?.prompt_tokens ?? 0;
+        inc.completion_tokens += entry.usage?.completion_tokens ?? 0;
+        inc.cost += typeof entry.cost === 'number' && Number.isFinite(entry.cost) ? entry.cost : 0;
+        inc.errors += entry.status >= 400 ? 1 : 0;
+        inc.latency_sum_ms += entry.latency_ms;
+        const h = latencyBucket(entry.latency_ms);
+        inc.histogram.set(h, (inc.histogram.get(h) ?? 0) + 1);
       }
     }
-    await Promise.all(writes);
+    // One flush at a time; increments arriving meanwhile wait for the next one.
+    this.nextFlush ??= this.lastFlush
+      .catch(() => undefined)
+      .then(async () => {
+        const batch = this.pending;
+        this.pending = new Map();
+        this.nextFlush = undefined;
+        this.lastFlush = this.write([...batch.values()]);
+        await this.lastFlush;
+      });
+    return this.nextFlush;
+  }
+
+  private async write(increments: Increment[]): Promise<void> {
+    // Any shard will do: readers sum them all. A random one spreads a busy workspace's writes.
+    const shard = Math.floor(Math.random() * SHARDS);
+    await Promise.all(
+      increments.map((inc) => {
+        const names: Record<string, string> = { '#value': 'value' };
+        const values: Record<string, unknown> = {
+          ':value': inc.value === null ? null : inc.value.slice(0, 256),
+          ':exp': nowEpochSeconds() + KEEP_SECONDS[inc.interval],
+          ':requests': inc.requests,
+          ':in': inc.prompt_tokens,
+          ':out': inc.completion_tokens,
+          ':cost': inc.cost,
+          ':err': inc.errors,
+          ':lat': inc.latency_sum_ms,
+        };
+        const adds = [
+          'requests :requests',
+          'prompt_tokens :in',
+          'completion_tokens :out',
+          'cost :cost',
+          'errors :err',
+          'latency_sum_ms :lat',
+        ];
+        for (const [bucket, n] of inc.histogram) {
+          names[`#h${bucket}`] = histogramAttribute(bucket);
+          values[`:h${bucket}`] = n;
+          adds.push(`#h${bucket} :h${bucket}`);
+        }
+        return this.db.send(
+          new UpdateCommand({
+            TableName: tableName('counters'),
+            Key: {
+              pk: partition(inc.organisationId, inc.workspace, inc.interval, inc.dimension, shard),
+              sk: `${inc.bucket}#${keyValue(inc.value)}`,
+            },
+            UpdateExpression: `SET #value = :value, expires_at = :exp ADD ${adds.join(', ')}`,
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+          }),
+        );
+      }),
+    );
   }
 
   /** The counters of every bucket from `fromMs` to `toMs`, shards and workspaces summed, oldest first. */
