@@ -130,6 +130,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   }
   const routes = compileRoutes(OPERATIONS);
   const inFlight = new Map<Promise<void>, InFlight>();
+  let closing: Promise<void> | undefined;
   const realtime = await startLocalRealtime(ROOT);
 
   const server = http.createServer({ noDelay: true, keepAliveTimeout: 65_000 }, (req, res) => {
@@ -138,6 +139,22 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (requestLog) {
       res.once('close', () => requestLog(requestLine(req, res, path, performance.now() - startedAt)));
+    }
+    if (closing) {
+      // A request that reaches a stopping server (on a kept-alive connection) is refused whole, never half
+      // served: nothing is reserved or charged for it, and the client may retry elsewhere.
+      res.writeHead(503, { 'content-type': 'application/json', connection: 'close', 'retry-after': '1' });
+      res.end(
+        JSON.stringify({
+          error: {
+            message: 'The gateway is shutting down; retry the request.',
+            type: 'server_error',
+            code: 'shutting_down',
+            param: null,
+          },
+        }),
+      );
+      return;
     }
     if (req.method === 'GET' && path === '/') {
       // The root is where a person lands first: the dashboard.
@@ -174,7 +191,6 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   // A wildcard bind is still reached at loopback from this machine.
   const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
 
-  let closing: Promise<void> | undefined;
   return {
     url: `http://${urlHost}:${port}/v1`,
     port,
@@ -196,10 +212,14 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
         const stopped = new Promise<void>((r) => server.close(() => r()));
         server.closeIdleConnections();
         await realtime.close();
-        await Promise.race([
-          Promise.allSettled([...inFlight.keys()]),
-          new Promise((r) => setTimeout(r, 30_000).unref()),
-        ]);
+        // Until nothing is in flight: a request accepted while the first ones drained is waited for too.
+        const deadline = Date.now() + 30_000;
+        while (inFlight.size > 0 && Date.now() < deadline) {
+          await Promise.race([
+            Promise.allSettled([...inFlight.keys()]),
+            new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())).unref()),
+          ]);
+        }
         server.closeAllConnections();
         await stopped;
         await dynamo?.close();

@@ -15,6 +15,8 @@ import {
   readPolicy,
 } from '../gateway/policy';
 import { type ApiKeyRecord, ControlStore } from '../store/control-store';
+import { API_KEY_CREATE, API_KEY_UPDATE } from './bodies';
+import { refuseUnknownFields } from './fields';
 
 const KEY_PREFIX = 'gwk_';
 const DEFAULT_WORKSPACE_SCOPES: Scope[] = ['completions.write', 'logs.view'];
@@ -88,6 +90,7 @@ export class ApiKeyService {
   /** Creates a key; returns the record and the raw key, which is shown only this once. */
   async create(caller: Principal, input: unknown): Promise<{ record: ApiKeyRecord; key: string }> {
     const body = asObject(input);
+    refuseUnknownFields(body, API_KEY_CREATE);
     const name = body.name;
     if (typeof name !== 'string' || name.trim() === '' || name.length > 200) {
       throw badRequest('name is required: a string of 1 to 200 characters.', 'name');
@@ -98,7 +101,11 @@ export class ApiKeyService {
       throw badRequest('type must be "workspace" or "organisation".', 'type');
     }
     if (type === 'organisation' && !caller.isOrganisationAdmin) {
-      throw forbidden('Only an organisation admin key can create organisation keys.', 'admin_required');
+      throw forbidden(
+        'Only an organisation admin key can create organisation keys.',
+        'admin_required',
+        'type',
+      );
     }
     let workspace: string | null = null;
     let scopes: Scope[] = [];
@@ -106,7 +113,7 @@ export class ApiKeyService {
       workspace = body.workspace === undefined ? caller.workspace : (body.workspace as string);
       if (typeof workspace !== 'string') throw badRequest('workspace must be a workspace slug.', 'workspace');
       if (!caller.isOrganisationAdmin && workspace !== caller.workspace) {
-        throw forbidden(`This key cannot manage workspace "${workspace}".`, 'wrong_workspace');
+        throw forbidden(`This key cannot manage workspace "${workspace}".`, 'wrong_workspace', 'workspace');
       }
       if (!(await this.store.getWorkspace(caller.organisationId, workspace))) {
         throw badRequest(`Unknown workspace "${workspace}".`, 'workspace', 'unknown_workspace');
@@ -114,7 +121,11 @@ export class ApiKeyService {
       scopes = parseScopes(body.scopes);
       const missing = scopes.filter((s) => !caller.isOrganisationAdmin && !caller.scopes.has(s));
       if (missing.length > 0) {
-        throw forbidden(`A key cannot grant scopes it does not hold: ${missing.join(', ')}.`);
+        throw forbidden(
+          `A key cannot grant scopes it does not hold: ${missing.join(', ')}.`,
+          'insufficient_scope',
+          'scopes',
+        );
       }
     }
     const policy =
@@ -141,9 +152,7 @@ export class ApiKeyService {
   /** Sets a key's `policy` (replaced whole; null clears it). */
   async update(caller: Principal, id: string, input: unknown): Promise<ApiKeyRecord> {
     const body = asObject(input);
-    const unknown = Object.keys(body).filter((k) => k !== 'policy' && k !== 'name');
-    if (unknown.length > 0)
-      throw badRequest(`Unknown fields: ${unknown.join(', ')}. A key takes name and policy.`);
+    refuseUnknownFields(body, API_KEY_UPDATE);
     const record = await this.store.getApiKey(caller.organisationId, id);
     if (!record || (!caller.isOrganisationAdmin && record.workspace !== caller.workspace)) {
       throw notFound(`No API key with id "${id}".`);

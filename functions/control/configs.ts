@@ -5,6 +5,8 @@ import { parseSavedConfig } from '../gateway/config';
 import { type SavedConfigs, savedConfigs } from '../gateway/saved-configs';
 import { ControlStore, type SavedConfigRecord } from '../store/control-store';
 import { asObject } from './api-keys';
+import { SAVED_CONFIG } from './bodies';
+import { refuseUnknownFields } from './fields';
 
 const ID = /^cfg_[a-z0-9]{26}$/;
 
@@ -23,8 +25,7 @@ export function presentConfig(record: SavedConfigRecord) {
 /** `{name?, config}`, with the config validated as a request's would be, every problem listed at once. */
 function parseBody(input: unknown): { name: string | null; config: unknown; workspace?: string } {
   const body = asObject(input);
-  const unknown = Object.keys(body).filter((k) => k !== 'name' && k !== 'config' && k !== 'workspace');
-  if (unknown.length > 0) throw badRequest(`Unknown fields: ${unknown.join(', ')}.`, unknown[0] ?? null);
+  refuseUnknownFields(body, SAVED_CONFIG);
   if (
     body.name !== undefined &&
     body.name !== null &&
@@ -52,7 +53,7 @@ export class ConfigService {
   private workspaceFor(caller: Principal, requested: string | undefined): string {
     const workspace = requested ?? caller.workspace;
     if (!caller.isOrganisationAdmin && workspace !== caller.workspace) {
-      throw forbidden(`This key cannot manage workspace "${workspace}".`, 'wrong_workspace');
+      throw forbidden(`This key cannot manage workspace "${workspace}".`, 'wrong_workspace', 'workspace');
     }
     return workspace;
   }

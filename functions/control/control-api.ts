@@ -2,6 +2,7 @@ import { type HttpEvent, jsonResult, listResult, type RequestState } from '../co
 import type { Principal } from '../core/principal';
 import { bodyText, jsonBody } from '../core/request-body';
 import type { OperationHandler } from '../gateway/dispatch';
+import { openApiDocument } from '../openapi/document';
 import { ApiKeyService, presentKeyDetail } from './api-keys';
 import { AuditLog, presentAuditEntry } from './audit-log';
 import { ConfigService, presentConfig } from './configs';
@@ -29,6 +30,8 @@ const caller = (state: RequestState) => state.principal as Principal;
 /** Control-plane operations of the `control` function group, by operation name. */
 export const controlOperations: Record<string, OperationHandler> = {
   health: async () => jsonResult(200, { status: 'ok' }),
+
+  openapi: async () => jsonResult(200, openApiDocument()),
 
   'organisation.get': async (_event, state) => jsonResult(200, await organisations.describe(caller(state))),
 

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GatewayError, notFound } from '../core/errors';
+import { deploymentError, notFound } from '../core/errors';
 import type { HttpResult } from '../core/http';
 import type { OperationHandler } from '../gateway/dispatch';
 
@@ -53,12 +53,7 @@ export class DashboardAssets {
     try {
       names = await readdir(dir);
     } catch {
-      throw new GatewayError(
-        500,
-        'server_error',
-        'The dashboard files are missing from this deployment.',
-        'dashboard_missing',
-      );
+      throw deploymentError('The dashboard files are missing from this deployment.', 'dashboard_missing');
     }
     const files = new Map<string, DashboardFile>();
     for (const name of names) {

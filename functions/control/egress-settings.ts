@@ -4,6 +4,8 @@ import { TtlCache } from '../core/ttl-cache';
 import { egressEnvironment } from '../gateway/address-guard';
 import { ControlStore, type EgressSettingsRecord } from '../store/control-store';
 import { asObject } from './api-keys';
+import { EGRESS_SETTINGS } from './bodies';
+import { Problems } from './fields';
 
 // Which custom hosts a request may name (`x-gateway-custom-host`, an inline config's `custom_host`, a
 // config saved by a non-admin): the operator's choice, per organisation. Allowed by default in the local
@@ -35,24 +37,21 @@ export function presentEgressSettings(organisationId: string, settings: EgressSe
 
 function parseSettings(input: unknown): EgressSettings {
   const body = asObject(input);
-  const problems: string[] = [];
-  for (const key of Object.keys(body)) {
-    if (key !== 'allow_custom_hosts' && key !== 'allowed_hosts') problems.push(`${key} is not a known field`);
-  }
-  if (typeof body.allow_custom_hosts !== 'boolean') problems.push('allow_custom_hosts must be true or false');
+  const problems = new Problems(EGRESS_SETTINGS);
+  problems.unknown(body);
+  if (typeof body.allow_custom_hosts !== 'boolean')
+    problems.add('allow_custom_hosts', 'allow_custom_hosts must be true or false');
   const hosts = body.allowed_hosts ?? [];
   if (!Array.isArray(hosts) || hosts.length > MAX_HOSTS) {
-    problems.push(`allowed_hosts must be an array of at most ${MAX_HOSTS} host patterns`);
+    problems.add('allowed_hosts', `allowed_hosts must be an array of at most ${MAX_HOSTS} host patterns`);
   } else {
     hosts.forEach((h, i) => {
       if (typeof h !== 'string' || !PATTERN.test(h.toLowerCase()) || h.length > 253) {
-        problems.push(`allowed_hosts[${i}] must be "host", "host:port" or "*.domain"`);
+        problems.add(`allowed_hosts[${i}]`, `allowed_hosts[${i}] must be "host", "host:port" or "*.domain"`);
       }
     });
   }
-  if (problems.length > 0) {
-    throw badRequest(`Invalid egress settings: ${problems.join('; ')}.`, null, 'invalid_egress_settings');
-  }
+  problems.throwIfAny('invalid_egress_settings');
   return {
     allow_custom_hosts: body.allow_custom_hosts as boolean,
     allowed_hosts: (hosts as string[]).map((h) => h.toLowerCase()),

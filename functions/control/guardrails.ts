@@ -1,10 +1,12 @@
-import { badRequest, notFound } from '../core/errors';
+import { notFound } from '../core/errors';
 import { newId } from '../core/ids';
 import type { Principal } from '../core/principal';
 import { compileChecks } from '../guardrails/engine';
 import { guardrailResolver } from '../guardrails/resolve';
 import { type GuardrailRecord, GuardrailStore } from '../store/guardrail-store';
 import { asObject } from './api-keys';
+import { GUARDRAIL } from './bodies';
+import { Problems } from './fields';
 
 export function presentGuardrail(record: GuardrailRecord) {
   return {
@@ -28,26 +30,26 @@ export class GuardrailService {
     current?: GuardrailRecord,
   ): { name: string; checks: unknown[] } {
     const body = asObject(input);
-    const problems: string[] = [];
-    for (const key of Object.keys(body))
-      if (key !== 'name' && key !== 'checks') problems.push(`${key} is not a known field`);
+    const problems = new Problems(GUARDRAIL);
+    problems.unknown(body);
     let name = current?.name ?? '';
     if (body.name !== undefined || creating) {
       if (typeof body.name !== 'string' || body.name.trim() === '' || body.name.length > 200) {
-        problems.push('name must be a string of 1 to 200 characters');
+        problems.add('name', 'name must be a string of 1 to 200 characters');
       } else name = body.name.trim();
     }
     let checks = current ? (JSON.parse(current.checks_json) as unknown[]) : [];
     if (body.checks !== undefined || creating) {
       if (!Array.isArray(body.checks) || body.checks.length === 0)
-        problems.push('checks must be a non-empty array of checks');
+        problems.add('checks', 'checks must be a non-empty array of checks');
       else {
-        compileChecks(body.checks, 'checks', problems);
+        const found: string[] = [];
+        compileChecks(body.checks, 'checks', found);
+        for (const message of found) problems.add('checks', message);
         checks = body.checks;
       }
     }
-    if (problems.length > 0)
-      throw badRequest(`Invalid guardrail: ${problems.join('; ')}.`, null, 'invalid_guardrail');
+    problems.throwIfAny('invalid_guardrail');
     return { name, checks };
   }
 

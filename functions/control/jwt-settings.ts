@@ -4,6 +4,8 @@ import { badRequest, notFound } from '../core/errors';
 import type { Principal } from '../core/principal';
 import { ControlStore, type JwtSettingsRecord } from '../store/control-store';
 import { asObject } from './api-keys';
+import { JWT_SETTINGS } from './bodies';
+import { refuseUnknownFields } from './fields';
 import { DEFAULT_MAX_TOKEN_LIFETIME_SECONDS } from './jwt-token';
 
 // The organisation's JWT key set: a JWKS URL or a static JWKS, exactly one. Public RSA keys of 2048 bits
@@ -147,7 +149,6 @@ export function presentJwtSettings(record: JwtSettingsRecord) {
   };
 }
 
-const SETTINGS_FIELDS = ['jwks_url', 'jwks', 'issuer', 'audience', 'max_token_lifetime_seconds'];
 const MAX_LIFETIME = 366 * 86_400;
 
 /** The optional `issuer`, `audience` (a string or a list) and `max_token_lifetime_seconds`. */
@@ -198,15 +199,15 @@ export class JwtSettingsService {
   /** Replaces the key set configuration; validated here so a bad key set is a 400, not failed logins. */
   async put(caller: Principal, input: unknown): Promise<JwtSettingsRecord> {
     const body = asObject(input);
-    const unknown = Object.keys(body).filter((k) => !SETTINGS_FIELDS.includes(k));
-    if (unknown.length > 0) {
-      throw badRequest(`Unknown fields: ${unknown.join(', ')}. Send jwks_url or jwks.`, unknown[0] ?? null);
-    }
+    refuseUnknownFields(body, JWT_SETTINGS);
     const rules = parseTokenRules(body);
     const hasUrl = body.jwks_url !== undefined && body.jwks_url !== null;
     const hasJwks = body.jwks !== undefined && body.jwks !== null;
     if (hasUrl === hasJwks) {
-      throw badRequest('Send exactly one of jwks_url (a URL) and jwks (a JSON object with a "keys" array).');
+      throw badRequest(
+        'Send exactly one of jwks_url (a URL) and jwks (a JSON object with a "keys" array).',
+        'jwks_url',
+      );
     }
     const now = new Date().toISOString();
     const existing = await this.store.getJwtSettings(caller.organisationId);

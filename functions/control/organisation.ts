@@ -1,4 +1,4 @@
-import { badRequest, GatewayError, notFound } from '../core/errors';
+import { badRequest, conflict, notFound } from '../core/errors';
 import { newId } from '../core/ids';
 import type { ModelPrice } from '../core/prices';
 import type { Principal } from '../core/principal';
@@ -14,6 +14,8 @@ import {
 import { ControlStore, type WorkspaceRecord } from '../store/control-store';
 import { MAX_INDEXED_METADATA } from '../store/tables';
 import { asObject } from './api-keys';
+import { WORKSPACE_CREATE, WORKSPACE_UPDATE } from './bodies';
+import { refuseUnknownFields } from './fields';
 
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
@@ -116,12 +118,7 @@ export class OrganisationService {
   /** Sets the workspace's `policy` and `prices` (each replaced whole; null clears). */
   async updateWorkspace(caller: Principal, slug: string, input: unknown): Promise<WorkspaceRecord> {
     const body = asObject(input);
-    const unknown = Object.keys(body).filter((k) => !['policy', 'prices', 'indexed_metadata'].includes(k));
-    if (unknown.length > 0) {
-      throw badRequest(
-        `Unknown fields: ${unknown.join(', ')}. A workspace takes policy, prices and indexed_metadata.`,
-      );
-    }
+    refuseUnknownFields(body, WORKSPACE_UPDATE);
     const ws = await this.getWorkspace(caller, slug);
     const next: WorkspaceRecord = { ...ws, updated_at: new Date().toISOString() };
     if (body.policy !== undefined) {
@@ -146,6 +143,7 @@ export class OrganisationService {
 
   async createWorkspace(caller: Principal, input: unknown): Promise<WorkspaceRecord> {
     const body = asObject(input);
+    refuseUnknownFields(body, WORKSPACE_CREATE);
     if (typeof body.name !== 'string' || body.name.trim() === '' || body.name.length > 200) {
       throw badRequest('name is required: a string of 1 to 200 characters.', 'name');
     }
@@ -161,13 +159,7 @@ export class OrganisationService {
       created_at: new Date().toISOString(),
     };
     if (!(await this.store.createWorkspace(ws))) {
-      throw new GatewayError(
-        409,
-        'invalid_request_error',
-        `Workspace "${slug}" already exists.`,
-        'conflict',
-        'slug',
-      );
+      throw conflict(`Workspace "${slug}" already exists.`, 'slug');
     }
     return ws;
   }

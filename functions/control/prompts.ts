@@ -1,10 +1,12 @@
 import { ulid } from 'ulid';
-import { badRequest, forbidden, GatewayError, notFound } from '../core/errors';
+import { badRequest, conflict, forbidden, notFound } from '../core/errors';
 import type { Principal } from '../core/principal';
 import { FIELD_LIMITS } from '../core/request-body';
 import { ControlStore } from '../store/control-store';
 import { type PromptRecord, PromptStore } from '../store/prompt-store';
 import { asObject } from './api-keys';
+import { HYPERPARAMETERS as HYPERPARAMETER_FIELDS, PROMPT, PROMPT_RUN } from './bodies';
+import { refuseUnknownFields } from './fields';
 import { messagesVariables, renderMessages } from './prompt-template';
 
 // The prompt library: versioned chat templates with a target, a model and hyperparameters. Creating a
@@ -12,31 +14,8 @@ import { messagesVariables, renderMessages } from './prompt-template';
 
 const ID = /^pmt_[a-z0-9]{26}$/;
 const SLUG = /^@?[a-z0-9][a-z0-9_-]{0,62}$/;
-const FIELDS = ['name', 'model', 'messages', 'provider', 'virtual_key', 'hyperparameters', 'workspace'];
-
-// What a completion or render request may carry besides hyperparameter overrides.
-const RENDER_FIELDS = ['variables', 'version', 'stream', 'stream_options', 'user', 'metadata'];
-
 /** Hyperparameters a template may fix, as the chat completions API names them. */
-export const HYPERPARAMETERS = [
-  'max_tokens',
-  'max_completion_tokens',
-  'temperature',
-  'top_p',
-  'presence_penalty',
-  'frequency_penalty',
-  'stop',
-  'n',
-  'seed',
-  'response_format',
-  'tools',
-  'tool_choice',
-  'parallel_tool_calls',
-  'logit_bias',
-  'logprobs',
-  'top_logprobs',
-  'reasoning_effort',
-];
+export const HYPERPARAMETERS = Object.keys(HYPERPARAMETER_FIELDS.fields);
 
 function checkNumber(value: unknown, param: string, min: number, max: number, integer = false): void {
   if (value === undefined || value === null) return;
@@ -47,13 +26,7 @@ function checkNumber(value: unknown, param: string, min: number, max: number, in
 
 /** Checks hyperparameters (stored or overriding); `at` prefixes the names in errors. */
 export function checkHyperparameters(value: Record<string, unknown>, at: string): void {
-  const unknown = Object.keys(value).filter((k) => !HYPERPARAMETERS.includes(k));
-  if (unknown.length > 0) {
-    throw badRequest(
-      `Unknown hyperparameters: ${unknown.join(', ')}. Known: ${HYPERPARAMETERS.join(', ')}.`,
-      `${at}${unknown[0]}`,
-    );
-  }
+  refuseUnknownFields(value, HYPERPARAMETER_FIELDS, at);
   checkNumber(value.max_tokens, `${at}max_tokens`, 1, 10_000_000, true);
   checkNumber(value.max_completion_tokens, `${at}max_completion_tokens`, 1, 10_000_000, true);
   checkNumber(value.temperature, `${at}temperature`, 0, 2);
@@ -75,8 +48,7 @@ interface PromptInput {
 
 function parseInput(input: unknown, creating: boolean): PromptInput {
   const body = asObject(input);
-  const unknown = Object.keys(body).filter((k) => !FIELDS.includes(k));
-  if (unknown.length > 0) throw badRequest(`Unknown fields: ${unknown.join(', ')}.`, unknown[0] ?? null);
+  refuseUnknownFields(body, PROMPT);
   const out: PromptInput = {};
   if (body.name !== undefined) {
     if (typeof body.name !== 'string' || body.name.length === 0 || body.name.length > 200) {
@@ -186,7 +158,7 @@ export class PromptService {
   private workspaceFor(caller: Principal, requested: string | undefined): string {
     const workspace = requested ?? caller.workspace;
     if (!caller.isOrganisationAdmin && workspace !== caller.workspace) {
-      throw forbidden(`This key cannot manage workspace "${workspace}".`, 'wrong_workspace');
+      throw forbidden(`This key cannot manage workspace "${workspace}".`, 'wrong_workspace', 'workspace');
     }
     return workspace;
   }
@@ -260,12 +232,7 @@ export class PromptService {
       updated_at: new Date().toISOString(),
     };
     if (!(await this.prompts.putVersion(record))) {
-      throw new GatewayError(
-        409,
-        'invalid_request_error',
-        'The prompt was updated at the same time; retry.',
-        'conflict',
-      );
+      throw conflict('The prompt was updated at the same time; retry.');
     }
     return record;
   }
@@ -286,10 +253,7 @@ export class PromptService {
     queryVersion?: string,
   ): Promise<RenderedPrompt> {
     const body = asObject(input);
-    const unknown = Object.keys(body).filter(
-      (k) => !RENDER_FIELDS.includes(k) && !HYPERPARAMETERS.includes(k),
-    );
-    if (unknown.length > 0) throw badRequest(`Unknown fields: ${unknown.join(', ')}.`, unknown[0] ?? null);
+    refuseUnknownFields(body, PROMPT_RUN);
     const version = parseVersion(body.version ?? queryVersion);
     const prompt = await this.get(caller, id, version);
     if (!body.variables || typeof body.variables !== 'object' || Array.isArray(body.variables)) {

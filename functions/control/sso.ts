@@ -1,25 +1,17 @@
-import { badRequest, GatewayError, notFound } from '../core/errors';
+import { badRequest, conflict, notFound } from '../core/errors';
 import { SCOPES, type Scope } from '../core/operations';
 import type { Principal } from '../core/principal';
 import { type GuardedReply, guardedFetch } from '../gateway/address-guard';
 import { ControlStore, type SsoSettingsRecord } from '../store/control-store';
 import { asObject } from './api-keys';
+import { SSO_SETTINGS } from './bodies';
+import { refuseUnknownFields } from './fields';
 import { checkJwksUrl, isLocalRuntime, KeySetError } from './jwt-settings';
 
 // Single sign-on with OpenID Connect: the organisation names an issuer and a public client; the dashboard
 // signs in with the authorization code flow and PKCE, and the ID token is then the gateway JWT. Its keys
 // come from the issuer's discovery document, verified by the same key-set machinery as JWT key sets.
 
-const FIELDS = [
-  'issuer',
-  'client_id',
-  'scopes',
-  'audience',
-  'workspace_claim',
-  'workspace',
-  'scopes_claim',
-  'gateway_scopes',
-];
 const CLAIM = /^[A-Za-z0-9_.:/-]{1,128}$/;
 const SLUG = /^[A-Za-z0-9_.:-]{1,128}$/;
 const DEFAULT_SCOPES = 'openid email profile';
@@ -60,13 +52,7 @@ function parseSettings(
   createdAt?: string,
 ): SsoSettingsRecord {
   const body = asObject(input);
-  const unknown = Object.keys(body).filter((k) => !FIELDS.includes(k));
-  if (unknown.length > 0) {
-    throw badRequest(
-      `Unknown fields: ${unknown.join(', ')}. Known: ${FIELDS.join(', ')}.`,
-      unknown[0] ?? null,
-    );
-  }
+  refuseUnknownFields(body, SSO_SETTINGS);
   const record: SsoSettingsRecord = {
     organisation_id: organisationId,
     issuer: checkIssuer(body.issuer),
@@ -234,13 +220,7 @@ export class SsoSettingsService {
       existing?.created_at,
     );
     if (!(await this.store.putSsoSettings(record, existing?.issuer))) {
-      throw new GatewayError(
-        409,
-        'invalid_request_error',
-        'Another organisation already signs in with this issuer.',
-        'conflict',
-        'issuer',
-      );
+      throw conflict('Another organisation already signs in with this issuer.', 'issuer');
     }
     return record;
   }

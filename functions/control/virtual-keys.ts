@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { badRequest, forbidden, GatewayError, notFound } from '../core/errors';
+import { badRequest, conflict, forbidden, notFound } from '../core/errors';
 import { newId } from '../core/ids';
 import type { ModelPrice } from '../core/prices';
 import type { Principal } from '../core/principal';
@@ -11,7 +11,9 @@ import { ControlStore, type VirtualKeyRecord } from '../store/control-store';
 import { CounterStore, type VirtualKeyState } from '../store/counter-store';
 import { type SecretStore, secretStore } from '../store/secret-store';
 import { asObject } from './api-keys';
+import { VIRTUAL_KEY } from './bodies';
 import { egressSettings } from './egress-settings';
+import { Problems } from './fields';
 import { parsePrices } from './organisation';
 
 const SLUG = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -25,22 +27,6 @@ const PROVIDER_FIELD_FORMAT: Record<ProviderField, RegExp> = {
   deployment_id: /^[\w.-]{1,64}$/,
   api_version: /^[\w.-]{1,32}$/,
 };
-const FIELDS = new Set([
-  'name',
-  'slug',
-  'workspace',
-  'provider',
-  'key',
-  'custom_host',
-  'vendor_organization',
-  'vendor_project',
-  ...PROVIDER_FIELDS,
-  'budget_limit',
-  'budget_period',
-  'budget_alert_threshold',
-  'rate_limit',
-  'prices',
-]);
 
 /** A validated create or update: only the fields the caller sent. Never echoes the credential. */
 interface VirtualKeyInput {
@@ -70,27 +56,27 @@ const optionalText = (v: unknown) =>
 /** Checks every field at once, so a 400 lists all that is wrong. */
 function parseInput(input: unknown, creating: boolean): VirtualKeyInput {
   const body = asObject(input);
-  const problems: string[] = [];
+  const problems = new Problems(VIRTUAL_KEY);
   const out: VirtualKeyInput = {};
-  for (const k of Object.keys(body)) if (!FIELDS.has(k)) problems.push(`${k} is not a known field`);
+  problems.unknown(body);
 
   if (body.name !== undefined || creating) {
     if (typeof body.name !== 'string' || body.name.trim() === '' || body.name.length > 200) {
-      problems.push('name must be a string of 1 to 200 characters');
+      problems.add('name', 'name must be a string of 1 to 200 characters');
     } else out.name = body.name.trim();
   }
   if (body.slug !== undefined) {
     if (typeof body.slug !== 'string' || !SLUG.test(body.slug)) {
-      problems.push('slug must be 1 to 63 lower-case letters, digits, dashes or underscores');
+      problems.add('slug', 'slug must be 1 to 63 lower-case letters, digits, dashes or underscores');
     } else out.slug = body.slug;
   }
   if (body.workspace !== undefined) {
-    if (typeof body.workspace !== 'string') problems.push('workspace must be a workspace slug');
+    if (typeof body.workspace !== 'string') problems.add('workspace', 'workspace must be a workspace slug');
     else out.workspace = body.workspace;
   }
   if (body.provider !== undefined || creating) {
     if (typeof body.provider !== 'string' || !findProvider(body.provider)) {
-      problems.push(`provider must be one of ${PROVIDER_NAMES.join(', ')}`);
+      problems.add('provider', `provider must be one of ${PROVIDER_NAMES.join(', ')}`);
     } else out.provider = body.provider;
   }
   if (body.key !== undefined || creating) {
@@ -101,7 +87,8 @@ function parseInput(input: unknown, creating: boolean): VirtualKeyInput {
       body.key.length > MAX_CREDENTIAL_LENGTH ||
       CONTROL_CHARACTER.test(body.key.trim())
     ) {
-      problems.push(
+      problems.add(
+        'key',
         `key must be the provider credential, a string of 1 to ${MAX_CREDENTIAL_LENGTH} characters without control characters`,
       );
     } else out.key = body.key.trim();
@@ -109,20 +96,21 @@ function parseInput(input: unknown, creating: boolean): VirtualKeyInput {
   if (body.custom_host !== undefined) {
     const h = body.custom_host;
     if (h !== null && (typeof h !== 'string' || !validHost(h))) {
-      problems.push('custom_host must be an http or https URL without credentials, or null');
+      problems.add('custom_host', 'custom_host must be an http or https URL without credentials, or null');
     } else out.custom_host = h as string | null;
   }
   for (const k of ['vendor_organization', 'vendor_project'] as const) {
     if (body[k] === undefined) continue;
     if (!optionalText(body[k]))
-      problems.push(`${k} must be a string of 1 to 256 characters without control characters, or null`);
+      problems.add(k, `${k} must be a string of 1 to 256 characters without control characters, or null`);
     else out[k] = body[k] as string | null;
   }
   for (const k of PROVIDER_FIELDS) {
     const v = body[k];
     if (v === undefined) continue;
     if (v !== null && (typeof v !== 'string' || !PROVIDER_FIELD_FORMAT[k].test(v))) {
-      problems.push(
+      problems.add(
+        k,
         `${k} must be ${k === 'region' ? 'an AWS region such as us-east-1' : 'a short name'}, or null`,
       );
     } else out[k] = v as string | null;
@@ -130,18 +118,19 @@ function parseInput(input: unknown, creating: boolean): VirtualKeyInput {
   if (body.budget_limit !== undefined) {
     const b = body.budget_limit;
     if (b !== null && !(typeof b === 'number' && Number.isFinite(b) && b > 0 && b <= 1e9)) {
-      problems.push('budget_limit must be a number of USD above 0, or null');
+      problems.add('budget_limit', 'budget_limit must be a number of USD above 0, or null');
     } else out.budget_limit = b as number | null;
   }
   if (body.budget_period !== undefined) {
     if (body.budget_period !== 'none' && body.budget_period !== 'monthly') {
-      problems.push('budget_period must be "none" or "monthly"');
+      problems.add('budget_period', 'budget_period must be "none" or "monthly"');
     } else out.budget_period = body.budget_period;
   }
   if (body.budget_alert_threshold !== undefined) {
     const t = body.budget_alert_threshold;
     if (t !== null && !(typeof t === 'number' && t > 0 && t <= 1)) {
-      problems.push(
+      problems.add(
+        'budget_alert_threshold',
         'budget_alert_threshold must be a fraction of budget_limit above 0 and at most 1, or null',
       );
     } else out.budget_alert_threshold = t as number | null;
@@ -157,20 +146,21 @@ function parseInput(input: unknown, creating: boolean): VirtualKeyInput {
       !Number.isInteger((r as { requests_per_minute?: unknown }).requests_per_minute) ||
       ((r as { requests_per_minute: number }).requests_per_minute as number) < 1
     ) {
-      problems.push('rate_limit must be {"requests_per_minute": a whole number of 1 or more}, or null');
+      problems.add(
+        'rate_limit',
+        'rate_limit must be {"requests_per_minute": a whole number of 1 or more}, or null',
+      );
     } else out.requests_per_minute = (r as { requests_per_minute: number }).requests_per_minute;
   }
   if (body.prices !== undefined) {
     try {
       out.prices = parsePrices(body.prices);
     } catch (error) {
-      problems.push((error as Error).message.replace(/\.$/, ''));
+      problems.add('prices', (error as Error).message.replace(/\.$/, ''));
     }
   }
 
-  if (problems.length > 0) {
-    throw badRequest(`Invalid virtual key: ${problems.join('; ')}.`, null, 'invalid_virtual_key');
-  }
+  problems.throwIfAny('invalid_virtual_key');
   return out;
 }
 
@@ -255,7 +245,7 @@ export class VirtualKeyService {
   private async workspaceFor(caller: Principal, requested: string | undefined): Promise<string> {
     const workspace = requested ?? caller.workspace;
     if (!caller.isOrganisationAdmin && workspace !== caller.workspace) {
-      throw forbidden(`This key cannot manage workspace "${workspace}".`, 'wrong_workspace');
+      throw forbidden(`This key cannot manage workspace "${workspace}".`, 'wrong_workspace', 'workspace');
     }
     if (!(await this.store.getWorkspace(caller.organisationId, workspace))) {
       throw badRequest(`Unknown workspace "${workspace}".`, 'workspace', 'unknown_workspace');
@@ -300,11 +290,8 @@ export class VirtualKeyService {
       else if (input.slug) break;
     }
     if (!record) {
-      throw new GatewayError(
-        409,
-        'invalid_request_error',
+      throw conflict(
         `A virtual key with slug "${input.slug ?? slugify(input.name as string)}" already exists in this workspace.`,
-        'conflict',
         'slug',
       );
     }

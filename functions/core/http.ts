@@ -41,6 +41,12 @@ export interface RequestState {
   afterSend: Array<(outcome: SendOutcome) => Promise<void>>;
   /** Headers added to every reply, errors included. */
   replyHeaders: Record<string, string>;
+  /**
+   * Milliseconds spent waiting on providers before the reply starts: upstream attempts up to their reply
+   * headers (or their whole reply when it is read), and retry waits. The rest is the gateway's own time,
+   * sent as `x-gateway-overhead-ms`.
+   */
+  upstreamWaitMs: number;
 }
 
 export interface GatewayContext extends Context {

@@ -140,6 +140,8 @@ const model = (group: FunctionGroupName, name: string, route: `${HttpMethod} /v1
 
 export const OPERATIONS: readonly Operation[] = [
   { name: 'health', method: 'GET', path: '/v1/health', group: 'control', access: open, logged: false },
+  // This API's OpenAPI document, generated from this table and the control plane's body descriptions.
+  { name: 'openapi', method: 'GET', path: '/v1/openapi.json', group: 'control', access: open, logged: false },
 
   {
     name: 'chat.completions',

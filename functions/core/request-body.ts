@@ -1,4 +1,4 @@
-import { badRequest, bodyTooLarge } from './errors';
+import { badRequest, bodyTooLarge, type ErrorCode } from './errors';
 import type { HttpEvent } from './http';
 
 // Below the 6 MB function URL payload limit, so that an oversized body still reaches us and is logged.
@@ -48,7 +48,7 @@ export function jsonTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
  * Parses JSON text from a client, refusing nesting past {@link MAX_JSON_DEPTH} with a 400 (`what` names
  * the input in the message, `param` and `code` go to the error).
  */
-export function parseClientJson(text: string, what: string, param: string | null, code: string): unknown {
+export function parseClientJson(text: string, what: string, param: string | null, code: ErrorCode): unknown {
   if (jsonTooDeep(text)) {
     throw badRequest(`${what} nests arrays or objects deeper than ${MAX_JSON_DEPTH} levels.`, param, code);
   }
@@ -82,4 +82,29 @@ export function checkFieldLengths(body: Record<string, unknown>): void {
       );
     }
   }
+}
+
+const MAX_METADATA_KEYS = 64;
+
+/** Parses `x-gateway-metadata`: a JSON object whose values are strings. */
+export function parseMetadata(header: string | undefined): Record<string, string> {
+  if (header === undefined || header.trim() === '') return {};
+  const value = parseClientJson(header, 'x-gateway-metadata', 'x-gateway-metadata', 'invalid_request');
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    throw badRequest('x-gateway-metadata must be a JSON object of string values.', 'x-gateway-metadata');
+  }
+  const entries = Object.entries(value);
+  if (entries.length > MAX_METADATA_KEYS) {
+    throw badRequest(`x-gateway-metadata holds at most ${MAX_METADATA_KEYS} keys.`, 'x-gateway-metadata');
+  }
+  const bad = entries.filter(
+    ([k, v]) => typeof v !== 'string' || k === '' || k.length > 128 || v.length > FIELD_LIMITS.metadataValue,
+  );
+  if (bad.length > 0) {
+    throw badRequest(
+      `x-gateway-metadata values must be strings (keys up to 128, values up to ${FIELD_LIMITS.metadataValue} characters): ${bad.map(([k]) => k.slice(0, 128)).join(', ')}.`,
+      'x-gateway-metadata',
+    );
+  }
+  return Object.fromEntries(entries) as Record<string, string>;
 }

@@ -1,4 +1,4 @@
-import { GatewayError } from '../core/errors';
+import { budgetExceeded } from '../core/errors';
 import { logger } from '../core/logger';
 import { type BudgetHold, CounterStore, type VirtualKeyState } from '../store/counter-store';
 import { notifyBudgetAlert } from './budget-alerts';
@@ -48,16 +48,6 @@ export function periodStart(period: string): string | null {
 export function candidatePeriods(at = new Date()): string[] {
   return ['all', at.toISOString().slice(0, 7), at.toISOString().slice(0, 10)];
 }
-
-/** The 412 of a budget that cannot take a request's maximum cost. */
-export const budgetExceeded = (kind: HolderKind, name: string, limit: number) =>
-  new GatewayError(
-    412,
-    'budget_exceeded',
-    `The budget of ${kind.replace('_', ' ')} "${name}" cannot cover this request (limit ${limit} USD).`,
-    'budget_exceeded',
-    kind,
-  );
 
 export interface BudgetStatus {
   spent: number;

@@ -1,15 +1,15 @@
-import { badRequest, type GatewayError, streamedProviderError } from '../core/errors';
+import {
+  badRequest,
+  type GatewayError,
+  streamedProviderError,
+  streamFailed,
+  streamTruncated,
+} from '../core/errors';
 import type { HttpEvent, HttpResult, RequestState } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
 import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
 import { credentialMasker } from '../core/secret-mask';
 import { SseParser, sseErrorEvent } from '../core/sse';
-import {
-  chatMessageSlots,
-  chatReplySlots,
-  RequestGuard,
-  type StreamWatch,
-} from '../guardrails/request-guard';
 import type { ChatCall, ChatContext, ChatTranslation, Json } from '../providers/types';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
 import {
@@ -20,11 +20,10 @@ import {
   recordStreamFailure,
   recordUsage,
   routeModelCall,
-  streamFailed,
-  streamTruncated,
   tryJson,
 } from './model-call';
 import { costOf, readUsage, tokenBound } from './pricing';
+import { chatMessageSlots, chatReplySlots, RequestGuard, type StreamWatch } from './request-guard';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
 

@@ -17,7 +17,7 @@ const STRING_FIELDS = [
   'deployment_id',
   'api_version',
 ];
-const KNOWN = new Set([
+export const KNOWN = new Set([
   ...STRING_FIELDS,
   'override_params',
   'request_timeout',
@@ -56,9 +56,9 @@ function check(value: unknown, at: string, problems: string[], depth: number): v
     problems.push(`${at} nests targets too deeply (at most 5 levels)`);
     return;
   }
-  for (const key of Object.keys(value)) {
-    if (!KNOWN.has(key)) problems.push(`${at}.${key} is not a known field`);
-  }
+  const unknown = Object.keys(value).filter((key) => !KNOWN.has(key));
+  for (const key of unknown) problems.push(`${at}.${key} is not a known field`);
+  if (unknown.length > 0) problems.push(`${at} takes: ${[...KNOWN].join(', ')}`);
   for (const key of STRING_FIELDS) {
     if (value[key] !== undefined && (typeof value[key] !== 'string' || value[key] === '')) {
       problems.push(`${at}.${key} must be a non-empty string`);

@@ -1,9 +1,8 @@
-import { badRequest, type GatewayError } from '../core/errors';
+import { badRequest, type GatewayError, streamFailed, streamTruncated } from '../core/errors';
 import type { HttpBody, HttpEvent, HttpResult, RequestState } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
 import { bodyText, jsonBody } from '../core/request-body';
 import { SseParser } from '../core/sse';
-import { RequestGuard, type StreamWatch, type TextSlot } from '../guardrails/request-guard';
 import { AnthropicStream } from '../providers/anthropic/chat-completions';
 import {
   AnthropicEventWriter,
@@ -23,11 +22,10 @@ import {
   recordStreamFailure,
   recordUsage,
   routeModelCall,
-  streamFailed,
-  streamTruncated,
   tryJson,
 } from './model-call';
 import { readUsage } from './pricing';
+import { RequestGuard, type StreamWatch, type TextSlot } from './request-guard';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
 

@@ -1,4 +1,12 @@
-import { badRequest, GatewayError, providerError, upstreamTimeout } from '../core/errors';
+import {
+  clientGone,
+  type GatewayError,
+  hasCode,
+  invalidUpstreamReply,
+  modelNotPriced,
+  providerError,
+  upstreamTimeout,
+} from '../core/errors';
 import type { GatewayConfig } from '../core/gateway-config';
 import type { RequestState } from '../core/http';
 import type { Usage, UsageLogDraft } from '../core/log-entry';
@@ -61,14 +69,6 @@ export interface TokenBound {
 
 /** An upper bound of the input tokens of a request body: the UTF-8 bytes of its JSON. */
 export const inputBound = (body: unknown): number => tokenBound(JSON.stringify(body) ?? '');
-
-/** 400 for a model without a price when a budget applies: it would otherwise run free of every limit. */
-export const modelNotPriced = (provider: string, model: string) =>
-  badRequest(
-    `Model "${model.slice(0, 100)}" of provider "${provider}" has no price, and a budget applies to this request. Price it with a pricing file or a "prices" entry on the virtual key or workspace.`,
-    'model',
-    'model_not_priced',
-  );
 
 /** A virtual key's budget as a holder of the request's hierarchy (its rate limit is enforced when resolved). */
 export function virtualKeyHolder(target: ResolvedTarget): LimitHolder | undefined {
@@ -164,6 +164,7 @@ export async function routeModelCall<S extends AttemptSuccess>(
     throw error;
   } finally {
     log.attempts = router.attempts;
+    state.upstreamWaitMs += router.waitedMs;
     state.replyHeaders['x-gateway-target-index'] = router.lastIndex;
     state.replyHeaders['x-gateway-retry-count'] = String(router.lastRetries);
   }
@@ -298,6 +299,7 @@ export async function exchange(
     timeoutMs: target.timeoutMs,
   }).catch((error: unknown) => {
     log.upstreamLatencyMs = performance.now() - sentAt;
+    state.upstreamWaitMs += log.upstreamLatencyMs;
     throw error instanceof ClientGoneError
       ? clientGone()
       : adviseStreaming(error, state, req, target.timeoutMs);
@@ -305,6 +307,7 @@ export async function exchange(
 
   const contentType = String(upstream.headers['content-type'] ?? '');
   if (upstream.status < 400 && req.keepOpen(contentType)) {
+    state.upstreamWaitMs += performance.now() - sentAt;
     return {
       status: upstream.status,
       upstream,
@@ -314,11 +317,13 @@ export async function exchange(
     };
   }
   const text = await readAll(upstream.body, MAX_REPLY_BYTES).catch((error: unknown) => {
+    state.upstreamWaitMs += performance.now() - sentAt;
     throw error instanceof ClientGoneError
       ? clientGone()
       : adviseStreaming(error, state, req, target.timeoutMs);
   });
   log.upstreamLatencyMs = performance.now() - sentAt;
+  state.upstreamWaitMs += log.upstreamLatencyMs;
   if (upstream.status < 400) {
     const reply = tryJson(text);
     if (reply !== undefined) {
@@ -336,19 +341,10 @@ export async function exchange(
     const err = req.translateError
       ? req.translateError(upstream.status, reply, replyText, upstream.headers)
       : providerError(upstream.status, reply ?? { error: replyText.slice(0, 500) || undefined });
-    const message = masker.mask(err.message);
-    throw new GatewayError(err.status, err.type, message, err.code, err.param, 'provider', headers);
+    throw err.asProviders(masker.mask(err.message), headers);
   }
   log.response = replyText;
-  throw new GatewayError(
-    502,
-    'api_error',
-    'The provider answered with a body that is not JSON.',
-    'invalid_upstream_reply',
-    null,
-    'provider',
-    headers,
-  );
+  throw invalidUpstreamReply(headers);
 }
 
 export function replyHeaders(target: ResolvedTarget, upstream: UpstreamResponse): Record<string, string> {
@@ -383,16 +379,12 @@ const STREAMABLE = new Set([
 
 /** A non-streamed call that could have streamed is told, on a timeout, how long it waited and to stream. */
 function adviseStreaming(error: unknown, state: RequestState, req: Exchange, timeoutMs: number): unknown {
-  const timedOut = error instanceof GatewayError && error.code === 'upstream_timeout';
+  const timedOut = hasCode(error, 'upstream_timeout');
   // A stream asks for its provider's stream type (SSE, Bedrock's event stream); a whole reply for JSON.
   const streamed = req.accept !== undefined && req.accept !== 'application/json';
   return timedOut && !streamed && STREAMABLE.has(state.operation?.name ?? '')
     ? upstreamTimeout(timeoutMs, false)
     : error;
-}
-
-export function clientGone(): GatewayError {
-  return new GatewayError(499, 'client_closed', 'The client disconnected.', 'client_closed');
 }
 
 /** Token usage and its cost by the model the provider says served (or the one asked for). */
@@ -408,23 +400,6 @@ export function recordUsage(
   if (log.cost === null && model !== log.model)
     log.cost = costOf(target.provider.name, log.model, log.usage, log.operatorPrices);
 }
-
-/** A stream the provider ended before its last event. */
-export const streamTruncated = () =>
-  new GatewayError(
-    502,
-    'api_error',
-    'The provider ended the stream before it was complete.',
-    'stream_truncated',
-    null,
-    'provider',
-  );
-
-/** A stream that failed while it was being read. */
-export const streamFailed = (error: unknown) =>
-  error instanceof GatewayError
-    ? error
-    : new GatewayError(502, 'api_error', 'The provider stream failed.', 'stream_failed', null, 'provider');
 
 /** A failure after the 200 was sent: the log entry takes its status and error. */
 export function recordStreamFailure(log: UsageLogDraft, failure: GatewayError | undefined): void {

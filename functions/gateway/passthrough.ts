@@ -1,4 +1,4 @@
-import { badRequest, bodyTooLarge, GatewayError, internalError } from '../core/errors';
+import { badRequest, bodyTooLarge, internalError, streamFailed } from '../core/errors';
 import type { HttpEvent } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
 import { type FunctionGroupName, operationsOf } from '../core/operations';
@@ -383,10 +383,7 @@ async function* relayBytes(
     await onComplete();
   } catch (error) {
     if (error instanceof ClientGoneError) return;
-    const failure =
-      error instanceof GatewayError
-        ? error
-        : new GatewayError(502, 'api_error', 'The provider reply failed.', 'stream_failed', null, 'provider');
+    const failure = streamFailed(error);
     log.effectiveStatus = failure.status;
     log.error = { message: failure.message, type: failure.type, code: failure.code, origin: failure.origin };
     throw failure;

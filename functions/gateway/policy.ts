@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { badRequest, GatewayError } from '../core/errors';
+import { badRequest, notAllowed } from '../core/errors';
 import type { GatewayConfig } from '../core/gateway-config';
 import type { RequestState } from '../core/http';
 import type { ModelPrice } from '../core/prices';
@@ -36,7 +36,7 @@ export interface Policy extends LimitFields {
   budget_alert_webhook?: { url: string; secret: string } | null;
 }
 
-const FIELDS = new Set([
+export const FIELDS = new Set([
   'input_guardrails',
   'output_guardrails',
   'allowed_models',
@@ -113,9 +113,9 @@ export async function parsePolicy(
   if (value === null) return null;
   if (!isObject(value)) throw badRequest('policy must be an object, or null.', 'policy', 'invalid_policy');
   const problems: string[] = [];
-  for (const key of Object.keys(value)) {
-    if (!FIELDS.has(key)) problems.push(`policy.${key} is not a known field`);
-  }
+  const unknown = Object.keys(value).filter((key) => !FIELDS.has(key));
+  for (const key of unknown) problems.push(`policy.${key} is not a known field`);
+  if (unknown.length > 0) problems.push(`a policy takes: ${[...FIELDS].join(', ')}`);
   const policy: Policy = parseLimits(value, 'policy.', problems);
   for (const list of ['input_guardrails', 'output_guardrails'] as const) {
     if (value[list] === undefined) continue;
@@ -393,11 +393,9 @@ export function enforceModel(policy: RequestPolicy, model: string | undefined): 
     const list = layer.policy.allowed_models;
     if (!list) continue;
     if (model === undefined || !modelAllowed(list, model)) {
-      throw new GatewayError(
-        403,
-        'permission_error',
-        `Model "${String(model ?? '').slice(0, 100)}" is not allowed by the ${layer.kind.replace('_', ' ')} policy.`,
+      throw notAllowed(
         'model_not_allowed',
+        `Model "${String(model ?? '').slice(0, 100)}" is not allowed by the ${layer.kind.replace('_', ' ')} policy.`,
         'model',
       );
     }
@@ -409,20 +407,16 @@ export function enforceTarget(policy: RequestPolicy, provider: string, customHos
   for (const layer of policy.layers) {
     const list = layer.policy.allowed_providers;
     if (list && !list.includes(provider)) {
-      throw new GatewayError(
-        403,
-        'permission_error',
-        `Provider "${provider}" is not allowed by the ${layer.kind.replace('_', ' ')} policy.`,
+      throw notAllowed(
         'provider_not_allowed',
+        `Provider "${provider}" is not allowed by the ${layer.kind.replace('_', ' ')} policy.`,
         'provider',
       );
     }
     if (customHost && layer.policy.allow_custom_host === false) {
-      throw new GatewayError(
-        403,
-        'permission_error',
-        `A custom host is not allowed by the ${layer.kind.replace('_', ' ')} policy.`,
+      throw notAllowed(
         'custom_host_not_allowed',
+        `A custom host is not allowed by the ${layer.kind.replace('_', ' ')} policy.`,
         'x-gateway-custom-host',
       );
     }

@@ -1,4 +1,4 @@
-import { GatewayError } from '../core/errors';
+import { type GatewayError, rateLimited } from '../core/errors';
 import { CounterStore } from '../store/counter-store';
 import type { LimitHolder } from './budget';
 
@@ -11,20 +11,16 @@ interface WindowHold {
 }
 
 /** The 429 of a limit that a request would pass, with the headers OpenAI's clients read. */
-function rateLimited(
+function limitRefusal(
   holder: LimitHolder,
   unit: 'requests' | 'tokens',
   limit: number,
   used: number,
   retryAfter: number,
 ): GatewayError {
-  return new GatewayError(
-    429,
-    'rate_limit_error',
+  return rateLimited(
     `The ${holder.kind.replace('_', ' ')} "${holder.name}" allows ${limit} ${unit} per minute; try again in ${retryAfter} s.`,
-    'rate_limit_exceeded',
     holder.kind,
-    'gateway',
     {
       'retry-after': String(retryAfter),
       [`x-ratelimit-limit-${unit}`]: String(limit),
@@ -92,7 +88,7 @@ export class RateReservation {
       );
       const w = wanted[refused] as (typeof wanted)[number];
       const current = await store.readWindow(w.hold.pk, w.hold.sk);
-      throw rateLimited(w.holder, w.unit, w.limit, current, retryAfter);
+      throw limitRefusal(w.holder, w.unit, w.limit, current, retryAfter);
     }
     return new RateReservation(
       wanted.map((w) => w.hold),

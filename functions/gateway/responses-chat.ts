@@ -1,12 +1,12 @@
 import type { HttpBody, HttpResult, RequestState } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
-import { type RequestGuard, responsesOutputSlots } from '../guardrails/request-guard';
 import { chatToResponse, ResponsesEventWriter, responsesToChat } from '../providers/shared/responses-chat';
 import type { ChatContext, ChatTranslation, Json } from '../providers/types';
 import { buildCall, translateStream } from './chat-completions';
 import { reframeChatStream } from './chat-reframe';
 import { type CallSuccess, exchange, recordUsage } from './model-call';
 import { readUsage } from './pricing';
+import { type RequestGuard, responsesOutputSlots } from './request-guard';
 import type { ResolvedTarget } from './target';
 
 // The Responses API on providers that have none (Anthropic, Bedrock, Gemini): the request goes out in

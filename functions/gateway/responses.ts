@@ -1,15 +1,16 @@
-import { badRequest, type GatewayError, providerError, streamedProviderError } from '../core/errors';
+import {
+  badRequest,
+  type GatewayError,
+  providerError,
+  streamedProviderError,
+  streamFailed,
+  streamTruncated,
+} from '../core/errors';
 import type { HttpEvent, HttpResult, RequestState } from '../core/http';
 import type { Usage, UsageLogDraft } from '../core/log-entry';
 import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
 import { credentialMasker } from '../core/secret-mask';
 import { SseParser } from '../core/sse';
-import {
-  RequestGuard,
-  responsesInputSlots,
-  responsesOutputSlots,
-  type StreamWatch,
-} from '../guardrails/request-guard';
 import type { OperationHandler } from './dispatch';
 import {
   type CallSuccess,
@@ -18,12 +19,11 @@ import {
   recordStreamFailure,
   recordUsage,
   routeModelCall,
-  streamFailed,
-  streamTruncated,
   tryJson,
 } from './model-call';
 import { passthroughOperations } from './passthrough';
 import { costOf, readUsage, tokenBound } from './pricing';
+import { RequestGuard, responsesInputSlots, responsesOutputSlots, type StreamWatch } from './request-guard';
 import { responsesChatAttempt, responsesChatReply, servedThroughChat } from './responses-chat';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';

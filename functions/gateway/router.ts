@@ -1,4 +1,4 @@
-import { GatewayError } from '../core/errors';
+import { badRequest, type ErrorCode, GatewayError, hasCode } from '../core/errors';
 import type { AttemptRecord } from '../core/log-entry';
 import type { PlanNode, PlanTarget } from './plan';
 
@@ -23,7 +23,7 @@ export interface Served<P, S> {
 }
 
 // Failures that say nothing about the request itself, so another target may well succeed.
-const MOVABLE_CODES = new Set([
+const MOVABLE_CODES: ReadonlySet<string | null> = new Set<ErrorCode>([
   'upstream_unreachable',
   'upstream_timeout',
   'budget_exceeded',
@@ -31,7 +31,7 @@ const MOVABLE_CODES = new Set([
   'virtual_key_unavailable',
 ]);
 
-const clientGone = (e: GatewayError) => e.code === 'client_closed';
+const clientGone = (e: GatewayError) => hasCode(e, 'client_closed');
 
 /** Seconds (or an HTTP date) in `retry-after`, or `retry-after-ms`, as milliseconds. */
 export function retryAfterMs(headers: Record<string, string>): number | undefined {
@@ -78,7 +78,7 @@ export function pickWeighted<T extends { weight: number }>(items: T[], random = 
     point -= w;
   }
   const last = [...items].reverse().find((t) => t.weight > 0);
-  if (!last) throw new GatewayError(400, 'invalid_request_error', 'No target has a weight above 0.');
+  if (!last) throw badRequest('No target has a weight above 0.', 'config.targets');
   return last;
 }
 
@@ -93,6 +93,8 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
   /** The last target tried and its retries, for the reply headers of a failure too. */
   lastIndex = '0';
   lastRetries = 0;
+  /** Milliseconds spent waiting between retries (backoff or the provider's `retry-after`). */
+  waitedMs = 0;
 
   constructor(
     private readonly prepare: (target: PlanTarget) => Promise<P>,
@@ -142,11 +144,13 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
         if (!(error instanceof GatewayError) || clientGone(error)) throw error;
         const retryable =
           retry < target.retry.attempts &&
-          error.code !== 'host_not_allowed' &&
+          !hasCode(error, 'host_not_allowed') &&
           target.retry.onStatusCodes.includes(error.status) &&
-          (error.origin === 'provider' || MOVABLE_CODES.has(error.code ?? ''));
+          (error.origin === 'provider' || MOVABLE_CODES.has(error.code));
         if (!retryable) throw error;
+        const waitStartedAt = performance.now();
         await sleep(backoffMs(retry, error), this.signal);
+        this.waitedMs += performance.now() - waitStartedAt;
         if (this.signal.aborted) throw error;
       }
     }
@@ -172,7 +176,7 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
 
 /** Whether a fallback moves on: listed statuses (default 429 and 5xx), or the target was unreachable. */
 function movable(error: GatewayError, onStatusCodes: number[] | undefined): boolean {
-  if (MOVABLE_CODES.has(error.code ?? '')) return true;
-  if (error.code === 'host_not_allowed' || error.code === 'unknown_virtual_key') return false;
+  if (MOVABLE_CODES.has(error.code)) return true;
+  if (hasCode(error, 'host_not_allowed') || hasCode(error, 'unknown_virtual_key')) return false;
   return onStatusCodes ? onStatusCodes.includes(error.status) : error.status >= 500 || error.status === 429;
 }

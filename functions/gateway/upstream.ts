@@ -1,6 +1,6 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import { GatewayError, upstreamTimeout, upstreamUnreachable } from '../core/errors';
+import { GatewayError, invalidHost, upstreamTimeout, upstreamUnreachable } from '../core/errors';
 import { checkOutboundUrl, guardedAgents, hostNotAllowed, RefusedAddressError } from './address-guard';
 
 export const DEFAULT_TIMEOUT_MS = Number(process.env.GATEWAY_UPSTREAM_TIMEOUT_MS ?? 600_000);
@@ -84,14 +84,7 @@ export function sendUpstream(req: UpstreamRequest): Promise<UpstreamResponse> {
     }
     const agent = guardedAgents[req.url.protocol as 'http:' | 'https:'];
     if (!agent) {
-      reject(
-        new GatewayError(
-          400,
-          'invalid_request_error',
-          'The provider URL must be http or https.',
-          'invalid_host',
-        ),
-      );
+      reject(invalidHost('The provider URL must be http or https.'));
       return;
     }
     if (req.signal.aborted) {

@@ -1,8 +1,8 @@
-import { badRequest, GatewayError } from '../core/errors';
+import { badRequest, budgetExceeded, rateLimited, virtualKeyUnavailable } from '../core/errors';
 import { ControlStore, type VirtualKeyRecord } from '../store/control-store';
 import { CounterStore, type VirtualKeyState } from '../store/counter-store';
 import { type SecretStore, secretStore } from '../store/secret-store';
-import { budgetExceeded, budgetStatus, candidatePeriods } from './budget';
+import { budgetStatus, candidatePeriods } from './budget';
 
 /** A virtual key ready for one request: its description, enforced state, period and credential. */
 export interface ResolvedVirtualKey {
@@ -85,12 +85,7 @@ export class VirtualKeyResolver {
       throw budgetExceeded('virtual_key', slug, status.limit);
     if (state.requests_per_minute !== null) await this.takeRate(record, state.requests_per_minute, now);
     if (credential === undefined) {
-      throw new GatewayError(
-        503,
-        'server_error',
-        `The credential of virtual key "${slug}" is not available; try again shortly.`,
-        'virtual_key_unavailable',
-      );
+      throw virtualKeyUnavailable(slug);
     }
     return { record, state, period: status.period, credential };
   }
@@ -101,13 +96,9 @@ export class VirtualKeyResolver {
     if (await this.counters.takeRate(record.id, windowStart, limit)) return;
     // Seconds until the next window opens, never 0: a client retrying at once would be refused again.
     const retryAfter = Math.max(1, Math.ceil(((windowStart + 60) * 1000 - now.getTime()) / 1000));
-    throw new GatewayError(
-      429,
-      'rate_limit_error',
+    throw rateLimited(
       `Virtual key "${record.slug}" allows ${limit} requests per minute; try again in ${retryAfter} s.`,
-      'rate_limit_exceeded',
       null,
-      'gateway',
       { 'retry-after': String(retryAfter) },
     );
   }

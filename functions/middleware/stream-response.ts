@@ -38,6 +38,7 @@ export function streamingHandler(chain: Chain) {
       clientSignal: client.signal,
       afterSend: [],
       replyHeaders: {},
+      upstreamWaitMs: 0,
     };
     const gatewayContext = Object.assign(context, { gateway: state }) as GatewayContext;
 
@@ -65,6 +66,8 @@ export function streamingHandler(chain: Chain) {
     responseStream.once('close', onGone);
     responseStream.once('error', onGone);
 
+    // Model replies say how long the gateway itself took before the reply started, as LiteLLM's do.
+    if (state.log) state.replyHeaders['x-gateway-overhead-ms'] = overheadMs(state);
     const out = awslambda.HttpResponseStream.from(responseStream, {
       statusCode: result.statusCode,
       headers: { ...result.headers, ...state.replyHeaders },
@@ -122,6 +125,11 @@ export function streamingHandler(chain: Chain) {
       logger.error('telemetry failed', { requestId: state.requestId, error: (error as Error).message });
     }
   });
+}
+
+/** The request's time so far, less the time it waited on providers, in ms with two decimals. */
+function overheadMs(state: RequestState): string {
+  return Math.max(0, performance.now() - state.startedAt - state.upstreamWaitMs).toFixed(2);
 }
 
 function isEventStream(headers: Record<string, string>): boolean {

@@ -1,37 +1,11 @@
-import { badRequest } from '../core/errors';
 import { UsageLogDraft } from '../core/log-entry';
 import { logger } from '../core/logger';
-import { FIELD_LIMITS, parseClientJson } from '../core/request-body';
+import { parseMetadata } from '../core/request-body';
 import { policies } from '../gateway/policy';
 import { UserUsage } from '../gateway/user-usage';
 import { AnalyticsStore } from '../store/analytics-store';
 import { LogStore } from '../store/log-store';
 import type { GatewayMiddleware } from './types';
-
-const MAX_METADATA_KEYS = 64;
-
-/** Parses `x-gateway-metadata`: a JSON object whose values are strings. */
-export function parseMetadata(header: string | undefined): Record<string, string> {
-  if (header === undefined || header.trim() === '') return {};
-  const value = parseClientJson(header, 'x-gateway-metadata', 'x-gateway-metadata', 'invalid_request');
-  if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    throw badRequest('x-gateway-metadata must be a JSON object of string values.', 'x-gateway-metadata');
-  }
-  const entries = Object.entries(value);
-  if (entries.length > MAX_METADATA_KEYS) {
-    throw badRequest(`x-gateway-metadata holds at most ${MAX_METADATA_KEYS} keys.`, 'x-gateway-metadata');
-  }
-  const bad = entries.filter(
-    ([k, v]) => typeof v !== 'string' || k === '' || k.length > 128 || v.length > FIELD_LIMITS.metadataValue,
-  );
-  if (bad.length > 0) {
-    throw badRequest(
-      `x-gateway-metadata values must be strings (keys up to 128, values up to ${FIELD_LIMITS.metadataValue} characters): ${bad.map(([k]) => k.slice(0, 128)).join(', ')}.`,
-      'x-gateway-metadata',
-    );
-  }
-  return Object.fromEntries(entries) as Record<string, string>;
-}
 
 /**
  * Opens a log entry for every authenticated call of a logged operation and writes it once the client

@@ -15,8 +15,10 @@ type Block = Record<string, unknown>;
 
 /** What the fake answers: a tool call while tools are offered and no result came back, else text. */
 export function plan(req: Recorded): Block[] {
-  const messages = req.body.messages as Array<{ content: Block[] }>;
-  const last = messages[messages.length - 1]?.content ?? [];
+  const messages = req.body.messages as Array<{ content: Block[] | string }>;
+  const content = messages[messages.length - 1]?.content ?? [];
+  // Anthropic takes a plain string as shorthand for one text block.
+  const last = typeof content === 'string' ? [{ type: 'text', text: content }] : content;
   const hasResult = last.some((b) => b.type === 'tool_result');
   if (req.body.tools && !hasResult) {
     return [

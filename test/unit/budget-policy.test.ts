@@ -4,11 +4,7 @@ import { periodOf, periodStart } from '../../functions/gateway/budget';
 import { signBody } from '../../functions/gateway/budget-alerts';
 import { limitsOf, loosenings, modelAllowed } from '../../functions/gateway/policy';
 import { maxCostOf, maxOutputTokens, priceOf, readUsage, tokenBound } from '../../functions/gateway/pricing';
-import {
-  chatMessageSlots,
-  chatReplySlots,
-  responsesInputSlots,
-} from '../../functions/guardrails/request-guard';
+import { chatMessageSlots, chatReplySlots, responsesInputSlots } from '../../functions/gateway/request-guard';
 
 describe('maximum cost', () => {
   it('bounds input tokens by UTF-8 bytes, which no tokenizer exceeds', () => {

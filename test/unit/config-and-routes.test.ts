@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../functions/core/errors';
 import { OPERATIONS } from '../../functions/core/operations';
+import { parseMetadata } from '../../functions/core/request-body';
 import { parseConfig } from '../../functions/gateway/config';
 import { compileRoutes, matchRoute } from '../../functions/middleware/route';
-import { parseMetadata } from '../../functions/middleware/usage-log';
 
 describe('gateway config validation', () => {
   it('accepts a full config with nested targets', () => {

@@ -1,4 +1,4 @@
-import { GatewayError } from '../../core/errors';
+import { GatewayError, hasCode } from '../../core/errors';
 import { BudgetReservation, chargeUnreserved, type LimitHolder } from '../budget';
 import { maxOutputTokens, priceOf } from '../pricing';
 import { errorEvent } from './protocol';
@@ -95,7 +95,7 @@ export class ResponseBudgets {
       this.open.push(await BudgetReservation.take(this.holders, usd, `${this.sessionId}_${++this.taken}`));
       return undefined;
     } catch (error) {
-      if (!(error instanceof GatewayError) || error.code !== 'budget_exceeded') throw error;
+      if (!(error instanceof GatewayError) || !hasCode(error, 'budget_exceeded')) throw error;
       return errorEvent('invalid_request_error', 'budget_exceeded', error.message, error.param);
     }
   }

@@ -5,8 +5,8 @@ import { asGatewayError, badRequest, forbidden, GatewayError, unauthorized } fro
 import type { LogEntry } from '../../core/log-entry';
 import { logger } from '../../core/logger';
 import { hasScope, type Principal } from '../../core/principal';
+import { parseMetadata } from '../../core/request-body';
 import { guardrailResolver } from '../../guardrails/resolve';
-import { parseMetadata } from '../../middleware/usage-log';
 import { type ClientConnections, clientConnections } from '../../store/client-connections';
 import { ConnectionStore } from '../../store/connection-store';
 import { LogStore } from '../../store/log-store';

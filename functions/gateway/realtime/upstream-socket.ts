@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { GatewayError, upstreamUnreachable } from '../../core/errors';
+import { type GatewayError, providerFailure, upstreamUnreachable } from '../../core/errors';
 import { credentialMasker } from '../../core/secret-mask';
 import { checkOutboundUrl, guardedLookup } from '../address-guard';
 import { toGatewayError } from '../upstream';
@@ -92,5 +92,5 @@ function refusalOf(status: number, text: string): GatewayError {
   } catch {
     // not JSON: the status says enough
   }
-  return new GatewayError(status, type, message, code, null, 'provider');
+  return providerFailure(status, type, message, code);
 }

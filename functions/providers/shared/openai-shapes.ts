@@ -1,4 +1,4 @@
-import { badRequest, GatewayError } from '../../core/errors';
+import { badRequest, providerFailure as failure } from '../../core/errors';
 import { SseParser } from '../../core/sse';
 import type { Json, ProviderEvent, StreamDecoder } from '../types';
 
@@ -199,8 +199,9 @@ export function errorTypeFor(status: number): string {
   return 'api_error';
 }
 
+/** A provider's error read out of its own format; the type follows the status when it names none. */
 export function providerFailure(status: number, message: string, type?: string, code?: string | null) {
-  return new GatewayError(status, type ?? errorTypeFor(status), message, code ?? null, null, 'provider');
+  return failure(status, type ?? errorTypeFor(status), message, code ?? null);
 }
 
 /** SSE framing, shared by Anthropic and Gemini. */

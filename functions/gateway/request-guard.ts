@@ -1,19 +1,19 @@
-import { GatewayError } from '../core/errors';
+import { type GatewayError, guardrailDenied } from '../core/errors';
 import type { RequestState } from '../core/http';
 import type { GuardrailOutcomeLog, UsageLogDraft } from '../core/log-entry';
 import type { Principal } from '../core/principal';
-import { firstTarget, planFor, requestConfig } from '../gateway/model-call';
-import { policies } from '../gateway/policy';
-import { readAll, sendUpstream } from '../gateway/upstream';
 import {
   type CheckOutcome,
   type CompiledCheck,
   denialMessage,
   type GuardrailReport,
   runChecks,
-} from './engine';
-import { guardrailResolver } from './resolve';
-import type { CheckContext, Direction, ModerationResult } from './types';
+} from '../guardrails/engine';
+import { guardrailResolver } from '../guardrails/resolve';
+import type { CheckContext, Direction, ModerationResult } from '../guardrails/types';
+import { firstTarget, planFor, requestConfig } from './model-call';
+import { policies } from './policy';
+import { readAll, sendUpstream } from './upstream';
 
 // Streamed output is checked as it accumulates: after every upstream read while short, then each time
 // it has grown by this much, and once more at the end. Moderation calls run at the end only.
@@ -29,15 +29,8 @@ export interface TextSlot {
 const toLog = (outcomes: CheckOutcome[]): GuardrailOutcomeLog[] => outcomes.map((o) => ({ ...o }));
 
 /** The 446 a `deny` check ends a request with, naming every check that failed. */
-export function guardrailDenied(direction: Direction, report: GuardrailReport): GatewayError {
-  return new GatewayError(
-    446,
-    'guardrail_error',
-    denialMessage(direction, report),
-    'guardrail_denied',
-    null,
-    'gateway',
-  );
+export function denied(direction: Direction, report: GuardrailReport): GatewayError {
+  return guardrailDenied(denialMessage(direction, report));
 }
 
 /**
@@ -90,7 +83,7 @@ export class RequestGuard {
     );
     if (report.redacted) redactSlots(slots, report);
     this.record('input', report);
-    if (!report.passed) throw guardrailDenied('input', report);
+    if (!report.passed) throw denied('input', report);
   }
 
   /**
@@ -106,7 +99,7 @@ export class RequestGuard {
     );
     if (report.redacted) redactSlots(slots, report);
     this.record('output', report);
-    if (!report.passed) throw guardrailDenied('output', report);
+    if (!report.passed) throw denied('output', report);
     return report.redacted;
   }
 
@@ -126,7 +119,7 @@ export class RequestGuard {
         checkedAt = text.length;
         const report = await runChecks(final ? streamed : eager, [text], this.context('output'));
         if (final || !report.passed) this.record('output', report);
-        return report.passed ? undefined : guardrailDenied('output', report);
+        return report.passed ? undefined : denied('output', report);
       },
     };
   }
