@@ -458,6 +458,22 @@ export const OPERATIONS = [
     access: scope('logs.view'),
     logged: false,
   },
+  {
+    name: 'analytics.usage',
+    method: 'GET',
+    path: '/v1/analytics/usage',
+    group: 'logs',
+    access: scope('logs.view'),
+    logged: false,
+  },
+  {
+    name: 'analytics.budgets',
+    method: 'GET',
+    path: '/v1/analytics/budgets',
+    group: 'logs',
+    access: scope('logs.view'),
+    logged: false,
+  },
 
   model('responses', 'responses.create', 'POST /v1/responses'),
   model('responses', 'responses.get', 'GET /v1/responses/{response_id}'),

@@ -8,6 +8,9 @@ let fake: FakeOpenAI;
 beforeAll(async () => {
   fake = await startFakeOpenAI();
   gw = await startTestGateway();
+  // Metadata filters on their own are served by the workspace's metadata indexes.
+  const indexed = await gw.api('PATCH', '/workspaces/default', { indexed_metadata: ['team', 'batch'] });
+  expect(indexed.status, JSON.stringify(indexed.body)).toBe(200);
 });
 afterAll(async () => {
   await gw?.stop();
@@ -198,6 +201,10 @@ describe('chat completions through the gateway', () => {
     expect(byTrace.body.data).toHaveLength(1);
     const none = await gw.api('GET', '/logs?metadata.team=other');
     expect(none.body.data).toEqual([]);
+    // A key the workspace does not index cannot be the only filter: no index serves it.
+    const unindexed = await gw.api('GET', '/logs?metadata.env=prod');
+    expect(unindexed.status).toBe(400);
+    expect(unindexed.body.error).toMatchObject({ code: 'unindexed_filter', param: 'metadata' });
   });
 
   it('logs cost null, never a guess, for a model without a price', async () => {
