@@ -1,5 +1,4 @@
-import { type HttpEvent, jsonResult, listResult, type RequestState } from '../core/http';
-import type { Principal } from '../core/principal';
+import { type CallerState, type HttpEvent, jsonResult, listResult } from '../core/http';
 import { bodyText, jsonBody } from '../core/request-body';
 import type { OperationTable } from '../gateway/dispatch';
 import { openApiDocument } from '../openapi/document';
@@ -25,7 +24,7 @@ const jwtSettings = new JwtSettingsService();
 const ssoSettings = new SsoSettingsService();
 const auditLog = new AuditLog();
 
-const caller = (state: RequestState) => state.principal as Principal;
+const caller = (state: CallerState) => state.principal;
 
 /** Control-plane operations of the `control` function group, by operation name. */
 export const controlOperations = {

@@ -1,5 +1,5 @@
 import { badRequest, notFound } from '../core/errors';
-import { jsonResult, listResult, type RequestState } from '../core/http';
+import { type CallerState, jsonResult, listResult } from '../core/http';
 import type { Principal } from '../core/principal';
 import { budgetStatus, candidatePeriods, periodStart, spendView } from '../gateway/budget';
 import type { OperationTable } from '../gateway/dispatch';
@@ -61,7 +61,7 @@ export function parseLogQuery(principal: Principal, q: Record<string, string | u
   };
 }
 
-const caller = (state: RequestState) => state.principal as Principal;
+const caller = (state: CallerState) => state.principal;
 
 const filtered = (query: LogQuery) =>
   [query.user, query.virtualKey, query.apiKey, query.traceId, query.model, query.status].some(

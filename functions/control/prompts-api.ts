@@ -1,13 +1,11 @@
-import { type HttpEvent, jsonResult, listResult, type RequestState } from '../core/http';
-import type { UsageLogDraft } from '../core/log-entry';
-import type { Principal } from '../core/principal';
+import { type CallerState, type HttpEvent, jsonResult, listResult } from '../core/http';
 import { bodyText, jsonBody } from '../core/request-body';
 import { runChatCompletion } from '../gateway/chat-completions';
 import type { OperationTable } from '../gateway/dispatch';
 import { PromptService, parseVersion, presentPrompt } from './prompts';
 
 const prompts = new PromptService();
-const caller = (state: RequestState) => state.principal as Principal;
+const caller = (state: CallerState) => state.principal;
 const query = (event: HttpEvent, name: string) => event.queryStringParameters?.[name] || undefined;
 
 /** The operations of the `prompts` function group: the library, rendering, and prompt completions. */
@@ -67,7 +65,7 @@ export const promptOperations = {
 
   /** Renders the prompt and runs it through the chat completions pipeline, streamed or not. */
   'prompts.completions': async (event, state) => {
-    const log = state.log as UsageLogDraft;
+    const log = state.log;
     const text = bodyText(event);
     log.request = text;
     const input = jsonBody(text);

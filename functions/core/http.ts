@@ -49,6 +49,19 @@ export interface RequestState {
   upstreamWaitMs: number;
 }
 
+/** The state of every operation but the public ones, once its caller is authenticated. */
+export interface CallerState extends RequestState {
+  principal: Principal;
+}
+
+/** The state of a logged (model) operation: its caller is known and its log entry is open. */
+export interface ModelCallState extends CallerState {
+  log: UsageLogDraft;
+}
+
+/** Whether the caller is known (the authenticate middleware ran and accepted it). */
+export const hasCaller = (state: RequestState): state is CallerState => state.principal !== undefined;
+
 export interface GatewayContext extends Context {
   gateway: RequestState;
 }

@@ -587,7 +587,8 @@ export const OPERATIONS = [
   },
 ] as const satisfies readonly Operation[];
 
-type OperationEntry = (typeof OPERATIONS)[number];
+/** One row of the table, with its literal name, group, access and logged flag. */
+export type OperationEntry = (typeof OPERATIONS)[number];
 /** Every operation's name: a dispatch table keyed by anything else does not compile. */
 export type OperationName = OperationEntry['name'];
 /** The operations one function group serves. */

@@ -5,7 +5,7 @@ import {
   streamFailed,
   streamTruncated,
 } from '../core/errors';
-import type { HttpEvent, HttpResult, RequestState } from '../core/http';
+import type { HttpEvent, HttpResult, ModelCallState } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
 import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
 import { credentialMasker } from '../core/secret-mask';
@@ -61,8 +61,8 @@ function validate(body: Record<string, unknown>): void {
 }
 
 /** POST /v1/chat/completions: one OpenAI-shaped request, routed by the gateway config, streamed or not. */
-export async function chatCompletions(event: HttpEvent, state: RequestState): Promise<HttpResult> {
-  const log = state.log as UsageLogDraft;
+export async function chatCompletions(event: HttpEvent, state: ModelCallState): Promise<HttpResult> {
+  const log = state.log;
   const text = bodyText(event);
   log.request = text;
   return runChatCompletion(jsonBody(text), state);
@@ -74,11 +74,11 @@ export async function chatCompletions(event: HttpEvent, state: RequestState): Pr
  */
 export async function runChatCompletion(
   body: Record<string, unknown>,
-  state: RequestState,
+  state: ModelCallState,
   options: RouteOptions = {},
   native?: NativeRoute,
 ): Promise<HttpResult> {
-  const log = state.log as UsageLogDraft;
+  const log = state.log;
   log.request = body;
   checkFieldLengths(body);
   if (typeof body.model === 'string') log.model = body.model;

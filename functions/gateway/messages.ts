@@ -1,5 +1,5 @@
 import { badRequest, type GatewayError, streamFailed, streamTruncated } from '../core/errors';
-import type { HttpBody, HttpEvent, HttpResult, RequestState } from '../core/http';
+import type { HttpBody, HttpEvent, HttpResult, ModelCallState } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
 import { bodyText, jsonBody } from '../core/request-body';
 import { SseParser } from '../core/sse';
@@ -59,7 +59,7 @@ const query = (event: HttpEvent) => (event.rawQueryString ? `?${event.rawQuerySt
 
 /** The native Anthropic call of `path` (`/messages` or `/messages/count_tokens`). */
 function nativeCall(
-  state: RequestState,
+  state: ModelCallState,
   target: ResolvedTarget,
   path: string,
   body: Json,
@@ -78,8 +78,8 @@ function nativeCall(
 }
 
 /** POST /v1/messages */
-export async function messages(event: HttpEvent, state: RequestState): Promise<HttpResult> {
-  const log = state.log as UsageLogDraft;
+export async function messages(event: HttpEvent, state: ModelCallState): Promise<HttpResult> {
+  const log = state.log;
   const text = bodyText(event);
   log.request = text;
   const body = jsonBody(text);
@@ -296,8 +296,8 @@ export function anthropicStreamOf(chat: HttpBody, model: string, inputTokens = 0
 }
 
 /** POST /v1/messages/count_tokens: Anthropic counts natively; elsewhere a documented estimate. */
-export async function countTokens(event: HttpEvent, state: RequestState): Promise<HttpResult> {
-  const log = state.log as UsageLogDraft;
+export async function countTokens(event: HttpEvent, state: ModelCallState): Promise<HttpResult> {
+  const log = state.log;
   const body = jsonBody(bodyText(event));
   log.request = body;
   if (typeof body.model === 'string') log.model = body.model;

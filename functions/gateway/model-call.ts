@@ -8,10 +8,9 @@ import {
   upstreamTimeout,
 } from '../core/errors';
 import type { GatewayConfig } from '../core/gateway-config';
-import type { RequestState } from '../core/http';
+import type { ModelCallState } from '../core/http';
 import type { Usage, UsageLogDraft } from '../core/log-entry';
 import type { ModelPrice } from '../core/prices';
-import type { Principal } from '../core/principal';
 import { credentialMasker } from '../core/secret-mask';
 import { BudgetLedger, BudgetReservation, type LimitHolder, periodOf } from './budget';
 import { buildPlan, type PlanNode, type PlanTarget, type RouteOverrides } from './plan';
@@ -127,13 +126,13 @@ function namesOwnRoute(headers: Record<string, string>, slug: string | undefined
  * after the last byte.
  */
 export async function routeModelCall<S extends AttemptSuccess>(
-  state: RequestState,
+  state: ModelCallState,
   rawModel: string | undefined,
   attempt: (target: ResolvedTarget, model: string | undefined) => Promise<S>,
   options: RouteOptions = {},
 ): Promise<{ target: ResolvedTarget; success: S }> {
-  const log = state.log as UsageLogDraft;
-  const principal = state.principal as Principal;
+  const log = state.log;
+  const principal = state.principal;
   // Prices from a pricing file or URL load once per container; this waits only on a cold start.
   const [policy] = await Promise.all([policies.forRequest(state), pricingReady]);
   const { plan, model } = await planFor(state, rawModel, options);
@@ -205,7 +204,7 @@ export async function routeModelCall<S extends AttemptSuccess>(
 
 /** Reserves the request's maximum cost on every budget that applies to this target; none when no budget. */
 async function reserve(
-  state: RequestState,
+  state: ModelCallState,
   policy: RequestPolicy,
   holders: LimitHolder[],
   target: ResolvedTarget,
@@ -230,11 +229,11 @@ async function reserve(
 }
 
 /** The request's gateway config, read once per request and kept on its state. */
-export async function requestConfig(state: RequestState): Promise<GatewayConfig | undefined> {
+export async function requestConfig(state: ModelCallState): Promise<GatewayConfig | undefined> {
   if (state.config === undefined) {
     // A request that names no config gets its API key's or workspace's policy config.
     state.config =
-      (await readConfig(state.headers, state.principal as Principal)) ??
+      (await readConfig(state.headers, state.principal)) ??
       (await policies.forRequest(state)).defaultConfig ??
       null;
   }
@@ -243,7 +242,7 @@ export async function requestConfig(state: RequestState): Promise<GatewayConfig 
 
 /** The routing plan of a model call, and the model the provider sees (without any `@slug/`). */
 export async function planFor(
-  state: RequestState,
+  state: ModelCallState,
   rawModel: string | undefined,
   options: RouteOptions = {},
 ): Promise<{ plan: PlanNode; model: string | undefined }> {
@@ -255,15 +254,15 @@ export async function planFor(
     options.defaults && !namesOwnRoute(state.headers, slug) ? { ...options.defaults, ...own } : own;
   const config = await requestConfig(state);
   const plan = buildPlan(config, overrides);
-  await checkRouteHosts(plan, state.headers, state.principal as Principal, config);
+  await checkRouteHosts(plan, state.headers, state.principal, config);
   return { plan, model };
 }
 
 /** The target a plan tries first, resolved (credentials included): for calls beside the model call. */
-export async function firstTarget(state: RequestState, plan: PlanNode): Promise<ResolvedTarget> {
+export async function firstTarget(state: ModelCallState, plan: PlanNode): Promise<ResolvedTarget> {
   let node = plan;
   while (node.kind === 'group') node = node.targets[0] as PlanNode;
-  return resolveTarget(node, state.headers, state.principal as Principal);
+  return resolveTarget(node, state.headers, state.principal);
 }
 
 export interface Exchange {
@@ -298,11 +297,11 @@ export interface Exchange {
  * is read whole, and must be JSON. A provider error keeps its status and message.
  */
 export async function exchange(
-  state: RequestState,
+  state: ModelCallState,
   target: ResolvedTarget,
   req: Exchange,
 ): Promise<CallSuccess> {
-  const log = state.log as UsageLogDraft;
+  const log = state.log;
   const sentAt = performance.now();
   const sentHeaders: Record<string, string> = {
     ...(req.contentType ? { 'content-type': req.contentType } : {}),
@@ -399,7 +398,7 @@ const STREAMABLE = new Set([
 ]);
 
 /** A non-streamed call that could have streamed is told, on a timeout, how long it waited and to stream. */
-function adviseStreaming(error: unknown, state: RequestState, req: Exchange, timeoutMs: number): unknown {
+function adviseStreaming(error: unknown, state: ModelCallState, req: Exchange, timeoutMs: number): unknown {
   const timedOut = hasCode(error, 'upstream_timeout');
   // A stream asks for its provider's stream type (SSE, Bedrock's event stream); a whole reply for JSON.
   const streamed = req.accept !== undefined && req.accept !== 'application/json';

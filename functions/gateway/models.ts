@@ -1,5 +1,4 @@
-import type { HttpEvent, RequestState } from '../core/http';
-import type { UsageLogDraft } from '../core/log-entry';
+import type { HttpEvent, ModelCallState } from '../core/http';
 import type { OperationHandler } from './dispatch';
 import { type CallSuccess, exchange, routeModelCall } from './model-call';
 import type { ResolvedTarget } from './target';
@@ -12,9 +11,9 @@ interface Listed extends CallSuccess {
   target: ResolvedTarget;
 }
 
-function listing(id: string | undefined): OperationHandler {
-  return async (event: HttpEvent, state: RequestState) => {
-    const log = state.log as UsageLogDraft;
+function listing(id: string | undefined): OperationHandler<ModelCallState> {
+  return async (event: HttpEvent, state: ModelCallState) => {
+    const log = state.log;
     const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
     log.request = query ? { query: event.queryStringParameters ?? {} } : null;
     const attempt = async (target: ResolvedTarget): Promise<Listed> => {
@@ -50,7 +49,9 @@ function listing(id: string | undefined): OperationHandler {
 }
 
 /** GET /v1/models */
-export const modelsList: OperationHandler = (event, state) => listing(undefined)(event, state);
+export const modelsList: OperationHandler<ModelCallState> = (event, state) =>
+  listing(undefined)(event, state);
 
 /** GET /v1/models/{model} */
-export const modelsGet: OperationHandler = (event, state) => listing(state.params.model ?? '')(event, state);
+export const modelsGet: OperationHandler<ModelCallState> = (event, state) =>
+  listing(state.params.model ?? '')(event, state);

@@ -1,5 +1,5 @@
 import { badRequest, bodyTooLarge, internalError, streamFailed } from '../core/errors';
-import type { HttpEvent } from '../core/http';
+import type { HttpEvent, ModelCallState } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
 import {
   type FunctionGroupName,
@@ -326,9 +326,9 @@ const filesBytes = (form: MultipartForm | undefined) =>
 const isJson = (contentType: string) => /^application\/(.+\+)?json/i.test(contentType);
 
 /** The handler of one passthrough operation. */
-export function passthrough(spec: PassthroughSpec): OperationHandler {
+export function passthrough(spec: PassthroughSpec): OperationHandler<ModelCallState> {
   return async (event, state) => {
-    const log = state.log as UsageLogDraft;
+    const log = state.log;
     const operation = state.operation;
     if (!operation) throw internalError();
     const parsed = parseRequest(event, spec, log);
@@ -375,7 +375,7 @@ export function passthrough(spec: PassthroughSpec): OperationHandler {
       model: log.model,
       request: parsed.fields,
       reply,
-      principal: state.principal as Principal,
+      principal: state.principal,
       operator: log.operatorPrices,
     });
 
@@ -455,13 +455,13 @@ export type PassthroughName = keyof typeof PASSTHROUGH;
 /** The forwarded operations of a function group, typed so its dispatch table can be checked whole. */
 export function passthroughOperations<G extends FunctionGroupName>(
   group: G,
-): Record<Extract<PassthroughName, OperationNameOf<G>>, OperationHandler> {
+): Record<Extract<PassthroughName, OperationNameOf<G>>, OperationHandler<ModelCallState>> {
   const specs: Partial<Record<string, PassthroughSpec>> = PASSTHROUGH;
-  const table: Record<string, OperationHandler> = {};
+  const table: Record<string, OperationHandler<ModelCallState>> = {};
   for (const op of operationsOf(group)) {
     const spec = specs[op.name];
     if (spec) table[op.name] = passthrough(spec);
   }
   // Built from the same table the type is read from: every name of the type has its handler.
-  return table as Record<Extract<PassthroughName, OperationNameOf<G>>, OperationHandler>;
+  return table as Record<Extract<PassthroughName, OperationNameOf<G>>, OperationHandler<ModelCallState>>;
 }

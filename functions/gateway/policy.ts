@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { badRequest, notAllowed } from '../core/errors';
 import type { GatewayConfig } from '../core/gateway-config';
-import type { RequestState } from '../core/http';
+import type { CallerState, RequestState } from '../core/http';
 import type { ModelPrice } from '../core/prices';
 import type { Principal } from '../core/principal';
 import { TtlCache } from '../core/ttl-cache';
@@ -311,10 +311,10 @@ export class PolicyResolver {
   }
 
   /** The request's policies, read once per request. */
-  forRequest(state: RequestState): Promise<RequestPolicy> {
+  forRequest(state: CallerState): Promise<RequestPolicy> {
     let found = this.perRequest.get(state);
     if (!found) {
-      found = this.load(state.principal as Principal);
+      found = this.load(state.principal);
       this.perRequest.set(state, found);
     }
     return found;

@@ -1,7 +1,6 @@
 import { type GatewayError, guardrailDenied } from '../core/errors';
-import type { RequestState } from '../core/http';
-import type { GuardrailOutcomeLog, UsageLogDraft } from '../core/log-entry';
-import type { Principal } from '../core/principal';
+import type { ModelCallState } from '../core/http';
+import type { GuardrailOutcomeLog } from '../core/log-entry';
 import {
   type CheckOutcome,
   type CompiledCheck,
@@ -41,7 +40,7 @@ export class RequestGuard {
   private readonly summary: string[] = [];
 
   private constructor(
-    private readonly state: RequestState,
+    private readonly state: ModelCallState,
     private readonly input: CompiledCheck[],
     private readonly output: CompiledCheck[],
     private readonly model: string | undefined,
@@ -53,7 +52,7 @@ export class RequestGuard {
    * add checks but never remove them. Undefined when none applies (the common case: no cost).
    */
   static async forRequest(
-    state: RequestState,
+    state: ModelCallState,
     rawModel: string | undefined,
   ): Promise<RequestGuard | undefined> {
     const [config, policy] = await Promise.all([requestConfig(state), policies.forRequest(state)]);
@@ -62,7 +61,7 @@ export class RequestGuard {
       output_guardrails: [...policy.guardrails.output_guardrails, ...(config?.output_guardrails ?? [])],
     };
     if (wanted.input_guardrails.length === 0 && wanted.output_guardrails.length === 0) return undefined;
-    const principal = state.principal as Principal;
+    const principal = state.principal;
     const lists = await guardrailResolver.resolve(wanted, principal.organisationId, principal.workspace);
     if (lists.input.length === 0 && lists.output.length === 0) return undefined;
     const model = rawModel?.startsWith('@') ? rawModel.slice(rawModel.indexOf('/') + 1) : rawModel;
@@ -129,7 +128,7 @@ export class RequestGuard {
   }
 
   private record(direction: Direction, report: GuardrailReport): void {
-    const log = this.state.log as UsageLogDraft | undefined;
+    const log = this.state.log;
     if (log) log.guardrails = { ...log.guardrails, [direction]: toLog(report.outcomes) };
     this.summary.push(
       ...report.outcomes.map(

@@ -1,8 +1,6 @@
 import { notFound } from '../core/errors';
-import type { HttpBody, HttpResult, RequestState } from '../core/http';
-import type { UsageLogDraft } from '../core/log-entry';
+import type { HttpBody, HttpResult, ModelCallState } from '../core/http';
 import { logger } from '../core/logger';
-import type { Principal } from '../core/principal';
 import {
   chatToResponse,
   GATEWAY_RESPONSE_PREFIX,
@@ -25,8 +23,8 @@ import type { ResolvedTarget } from './target';
 // Response and the Responses events. The gateway stores the Responses it makes (unless `store` is
 // false), serves them on GET and DELETE, and replays their conversation for `previous_response_id`.
 
-const scopeOf = (state: RequestState) => {
-  const p = state.principal as Principal;
+const scopeOf = (state: ModelCallState) => {
+  const p = state.principal;
   return { organisationId: p.organisationId, workspace: p.workspace };
 };
 
@@ -39,7 +37,7 @@ export const isReplayed = (body: Json): boolean => replayed.has(body);
  * The request with the conversation of the stored response its `previous_response_id` names in front
  * of its input (as on OpenAI, the earlier `instructions` are not carried over); as is otherwise.
  */
-export async function replayPrevious(state: RequestState, body: Json): Promise<Json> {
+export async function replayPrevious(state: ModelCallState, body: Json): Promise<Json> {
   const id = body.previous_response_id;
   // Only ids the gateway made can be in its store; the provider keeps its own.
   if (typeof id !== 'string' || !id.startsWith(GATEWAY_RESPONSE_PREFIX)) return body;
@@ -51,7 +49,7 @@ export async function replayPrevious(state: RequestState, body: Json): Promise<J
 }
 
 /** Stores a Response the gateway made; a failed write is logged, and the reply goes out all the same. */
-async function store(state: RequestState, request: Json, response: Json | undefined): Promise<void> {
+async function store(state: ModelCallState, request: Json, response: Json | undefined): Promise<void> {
   if (!response || request.store === false) return;
   const items = [...inputItems(request.input), ...(Array.isArray(response.output) ? response.output : [])];
   try {
@@ -71,17 +69,17 @@ const responseNotFound = (id: string) => notFound(`No response with id '${id.sli
  * when it no longer has it); any other id is the provider's (`passthrough`), with no store read.
  */
 export function storedResponseOperations(
-  passthrough: Record<'responses.get' | 'responses.delete', OperationHandler>,
-): Record<'responses.get' | 'responses.delete', OperationHandler> {
+  passthrough: Record<'responses.get' | 'responses.delete', OperationHandler<ModelCallState>>,
+): Record<'responses.get' | 'responses.delete', OperationHandler<ModelCallState>> {
   const serve =
-    (name: 'responses.get' | 'responses.delete'): OperationHandler =>
+    (name: 'responses.get' | 'responses.delete'): OperationHandler<ModelCallState> =>
     async (event, state) => {
       const id = state.params.response_id ?? '';
       const forward = passthrough[name];
       if (!id.startsWith(GATEWAY_RESPONSE_PREFIX) && forward) return forward(event, state);
       const stored = await responseStore.get(scopeOf(state), id);
       if (stored === undefined || stored === 'deleted') throw responseNotFound(id);
-      const log = state.log as UsageLogDraft;
+      const log = state.log;
       if (typeof stored.response.model === 'string') log.model = stored.response.model;
       let body: Json = stored.response;
       if (name === 'responses.delete') {
@@ -103,7 +101,7 @@ export const servedThroughChat = (success: CallSuccess): success is ChatServed =
 
 /** One attempt on a provider that speaks chat only. */
 export async function responsesChatAttempt(
-  state: RequestState,
+  state: ModelCallState,
   body: Json,
   target: ResolvedTarget,
   model: string | undefined,
@@ -116,7 +114,7 @@ export async function responsesChatAttempt(
     ...target.overrideParams,
   };
   const upstreamModel = String(upstreamBody.model ?? model ?? '');
-  (state.log as UsageLogDraft).model = upstreamModel;
+  state.log.model = upstreamModel;
   const context: ChatContext = { model: upstreamModel, stream, baseUrl: target.baseUrl, target };
   const call = await buildCall(target, translation, upstreamBody, context);
   const success = await exchange(state, target, {
@@ -134,7 +132,7 @@ export async function responsesChatAttempt(
 
 /** The reply of a chat-served attempt, as a Response or the Responses stream. */
 export async function responsesChatReply(
-  state: RequestState,
+  state: ModelCallState,
   body: Json,
   target: ResolvedTarget,
   success: ChatServed,
@@ -142,7 +140,7 @@ export async function responsesChatReply(
   /** Upper bound of the prompt's tokens: what an abandoned stream is charged for its input. */
   inputTokens: number,
 ): Promise<HttpResult> {
-  const log = state.log as UsageLogDraft;
+  const log = state.log;
   if (success.replyText !== undefined) {
     const completion = success.translation.response(success.reply, success.context);
     const response = chatToResponse(completion, body);
@@ -182,7 +180,7 @@ export async function responsesChatReply(
 
 /** The stream, with the Response stored (when whole) before the batch holding its last event goes out. */
 async function* storing(
-  state: RequestState,
+  state: ModelCallState,
   request: Json,
   writer: ResponsesEventWriter,
   events: AsyncGenerator<string>,

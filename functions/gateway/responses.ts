@@ -6,7 +6,7 @@ import {
   streamFailed,
   streamTruncated,
 } from '../core/errors';
-import type { HttpEvent, HttpResult, RequestState } from '../core/http';
+import type { HttpEvent, HttpResult, ModelCallState } from '../core/http';
 import type { Usage, UsageLogDraft } from '../core/log-entry';
 import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
 import { credentialMasker } from '../core/secret-mask';
@@ -230,8 +230,8 @@ function responsesErrorEvent(error: GatewayError, sequenceNumber: number): strin
   return `event: error\ndata: ${JSON.stringify(body)}\n\n`;
 }
 
-export async function responsesCreate(event: HttpEvent, state: RequestState): Promise<HttpResult> {
-  const log = state.log as UsageLogDraft;
+export async function responsesCreate(event: HttpEvent, state: ModelCallState): Promise<HttpResult> {
+  const log = state.log;
   const text = bodyText(event);
   log.request = text;
   const sent = jsonBody(text);

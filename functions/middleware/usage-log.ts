@@ -1,3 +1,4 @@
+import { hasCaller } from '../core/http';
 import { UsageLogDraft } from '../core/log-entry';
 import { logger } from '../core/logger';
 import { parseMetadata } from '../core/request-body';
@@ -19,8 +20,8 @@ export function usageLog(
   return {
     before: (request) => {
       const state = request.context.gateway;
+      if (!state.operation?.logged || !hasCaller(state)) return;
       const { operation, principal } = state;
-      if (!operation?.logged || !principal) return;
       let metadata: Record<string, string> = {};
       let metadataError: Error | undefined;
       try {
