@@ -1,19 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { completion, type FakeOpenAI, sendJson, startFakeOpenAI } from '../support/fake-openai';
-import { ADMIN_KEY, startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { describe, expect, it } from 'vitest';
+import { completion, sendJson, startFakeOpenAI } from '../support/fake-openai';
+import { useGateway } from '../support/fixture';
+import { ADMIN_KEY, waitForLog } from '../support/gateway';
 
-let gw: TestGateway;
-let fake: FakeOpenAI;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  await gw?.stop();
-  await fake?.close();
-});
-beforeEach(() => fake.reset());
+const { gw, fake } = useGateway({ fake: startFakeOpenAI });
 
 const viaFake = (extra: Record<string, string> = {}) =>
   gw.client({ headers: { 'x-gateway-provider': 'openai', 'x-gateway-custom-host': fake.url, ...extra } });
