@@ -42,39 +42,37 @@ function late<T extends object>(name: string, current: () => T | undefined): T {
  * that fails part-way stops what did start. Returns the gateway (`gw`) and each fake under its name.
  */
 export function useGateway<S extends Starters = Record<never, never>>(starters: S = {} as S): Fixture<S> {
-  const running: Record<string, Fake | TestGateway> = {};
-  const fakes = (): Fake[] => Object.keys(starters).flatMap((name) => (running[name] ? [running[name]] : []));
+  const names = Object.keys(starters);
+  let gateway: TestGateway | undefined;
+  const fakes = new Map<string, Fake>();
 
   async function stop() {
-    const gw = running.gw as TestGateway | undefined;
-    delete running.gw;
+    const [gw, started] = [gateway, [...fakes.values()]];
+    gateway = undefined;
+    fakes.clear();
     await gw?.stop();
-    const started = fakes();
-    for (const name of Object.keys(starters)) delete running[name];
     await Promise.all(started.map((f) => f.close()));
   }
 
   beforeAll(async () => {
-    const names = Object.keys(starters);
-    const results = await Promise.allSettled(names.map((name) => starters[name]()));
-    results.forEach((result, i) => {
-      if (result.status === 'fulfilled') running[names[i]] = result.value;
-    });
+    const results = await Promise.allSettled(
+      Object.entries(starters).map(async ([name, start]) => fakes.set(name, await start())),
+    );
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     try {
       if (failed) throw failed.reason;
-      running.gw = await startTestGateway();
+      gateway = await startTestGateway();
     } catch (error) {
       await stop();
       throw error;
     }
   });
   beforeEach(() => {
-    for (const fake of fakes()) fake.reset();
+    for (const fake of fakes.values()) fake.reset();
   });
   afterAll(stop);
 
-  const handles: Record<string, object> = { gw: late('gw', () => running.gw) };
-  for (const name of Object.keys(starters)) handles[name] = late(name, () => running[name]);
+  const handles: Record<string, object> = { gw: late('gw', () => gateway) };
+  for (const name of names) handles[name] = late(name, () => fakes.get(name));
   return handles as Fixture<S>;
 }
