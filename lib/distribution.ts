@@ -169,7 +169,7 @@ export class GatewayDistribution extends Construct {
       allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
       cachedMethods: cloudfront.CachedMethods.CACHE_GET_HEAD,
       // No caching, and compression off: Accept-Encoding is then neither in a cache key nor added by
-      // CloudFront, and function URLs strip Content-Encoding anyway (DESIGN.md section 6).
+      // CloudFront, and function URLs strip Content-Encoding anyway.
       cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
       // Every viewer header (the gateway key, Authorization, x-gateway-*), query string and cookie,
       // except Host, which must name the function URL for Lambda to route the request.

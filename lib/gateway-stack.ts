@@ -39,6 +39,7 @@ import {
 import {
   ALL_TABLES,
   type KeyAttribute,
+  revisionSuffix,
   TABLES,
   type TableDefinition,
   type TableName,
@@ -62,9 +63,14 @@ const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export interface GatewayStackProps extends StackProps {
   /** Days to keep usage logs, large bodies and function logs; must be a CloudWatch retention value. */
   logRetentionDays?: number;
+  /**
+   * Write shards of every log partition and index key (default 8): each takes about 1,000 writes a
+   * second. Only ever raise it; readers fan out over every shard (docs/scaling.md).
+   */
+  logShards?: number;
   /** RETAIN (default) keeps data when the stack is deleted; DESTROY is for throwaway stacks. */
   removalPolicy?: RemovalPolicy;
-  /** Bytes of SSE comment padding on a stream's first write (DESIGN.md section 6); 0 disables it. */
+  /** Bytes of SSE comment padding on a stream's first write (README, GATEWAY_STREAM_PADDING_BYTES); 0 disables it. */
   streamPaddingBytes?: number;
   /** Seconds of stream silence after which an SSE keep-alive comment is sent (default 15); 0 disables it. */
   sseKeepAliveSeconds?: number;
@@ -126,12 +132,14 @@ export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
 const MIN_UNRESERVED_CONCURRENCY = 100;
 
 export const DEFAULT_LOG_RETENTION_DAYS = 30;
+export const DEFAULT_LOG_SHARDS = 8;
 /** CloudFront cuts an origin silent for 60 s; a comment every 15 s keeps a thinking model's stream open. */
 export const DEFAULT_SSE_KEEPALIVE_SECONDS = 15;
 
 /** Reads the stack's `gateway:*` context values (strings from `-c`, numbers from cdk.json). */
 export function gatewayPropsFromContext(node: Node): GatewayStackProps {
   const days = node.tryGetContext('gateway:logRetentionDays');
+  const shards = node.tryGetContext('gateway:logShards');
   const removal = node.tryGetContext('gateway:removalPolicy');
   const padding = node.tryGetContext('gateway:streamPaddingBytes');
   const keepAlive = node.tryGetContext('gateway:sseKeepAliveSeconds');
@@ -159,6 +167,7 @@ export function gatewayPropsFromContext(node: Node): GatewayStackProps {
   }
   return {
     logRetentionDays: days === undefined ? DEFAULT_LOG_RETENTION_DAYS : Number(days),
+    ...(shards !== undefined ? { logShards: Number(shards) } : {}),
     removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
     streamPaddingBytes: padding === undefined ? 0 : Number(padding),
     ...(keepAlive !== undefined ? { sseKeepAliveSeconds: Number(keepAlive) } : {}),
@@ -290,6 +299,10 @@ export class GatewayStack extends Stack {
     const streamPaddingBytes = props.streamPaddingBytes ?? 0;
     const sourceMaps = props.sourceMaps ?? sourceMapsEnabled();
     const logRetention = validRetention(retentionDays);
+    const logShards = props.logShards ?? DEFAULT_LOG_SHARDS;
+    if (!Number.isInteger(logShards) || logShards < 1 || logShards > 64) {
+      throw new Error(`logShards must be a whole number from 1 to 64, got ${logShards}`);
+    }
     if (!Number.isInteger(streamPaddingBytes) || streamPaddingBytes < 0) {
       throw new Error(`streamPaddingBytes must be a non-negative integer, got ${streamPaddingBytes}`);
     }
@@ -372,6 +385,7 @@ export class GatewayStack extends Stack {
       GATEWAY_ALERT_TOPIC_ARN: this.budgetAlertTopic.topicArn,
       BLOB_BUCKET: this.blobBucket.bucketName,
       GATEWAY_LOG_RETENTION_DAYS: String(retentionDays),
+      GATEWAY_LOG_SHARDS: String(logShards),
       GATEWAY_STREAM_PADDING_BYTES: String(streamPaddingBytes),
       GATEWAY_SSE_KEEPALIVE_MS: String(Math.round(sseKeepAliveSeconds * 1000)),
       POWERTOOLS_SERVICE_NAME: 'gateway',
@@ -617,7 +631,7 @@ export class GatewayStack extends Stack {
   }
 
   private createTable(def: TableDefinition, removalPolicy: RemovalPolicy, stream = false): dynamodb.TableV2 {
-    return new dynamodb.TableV2(this, `${pascal(def.id)}Table`, {
+    return new dynamodb.TableV2(this, `${pascal(def.id)}Table${revisionSuffix(def)}`, {
       ...(stream ? { dynamoStream: dynamodb.StreamViewType.NEW_IMAGE } : {}),
       partitionKey: attribute(def.partitionKey),
       sortKey: attribute(def.sortKey),
@@ -629,6 +643,12 @@ export class GatewayStack extends Stack {
         indexName: index.name,
         partitionKey: attribute(index.partitionKey),
         sortKey: attribute(index.sortKey),
+        ...(index.projection.type === 'KEYS_ONLY'
+          ? { projectionType: dynamodb.ProjectionType.KEYS_ONLY }
+          : {
+              projectionType: dynamodb.ProjectionType.INCLUDE,
+              nonKeyAttributes: [...index.projection.attributes],
+            }),
       })),
       removalPolicy,
     });

@@ -8,9 +8,10 @@ import {
   DynamoDBClient,
   ResourceNotFoundException,
 } from '@aws-sdk/client-dynamodb';
-import { ALL_TABLES, type TableDefinition } from '../functions/store/tables';
+import { ALL_TABLES, revisionSuffix, type TableDefinition } from '../functions/store/tables';
 
-export const localTableName = (def: TableDefinition) => `gateway-${def.id}`;
+export const localTableName = (def: TableDefinition) =>
+  [`gateway-${def.id}`, revisionSuffix(def).toLowerCase()].filter(Boolean).join('-');
 
 /** Starts the embedded DynamoDB: persistent under `dataDir`, or in memory when it is undefined. */
 export async function startDynalite(
@@ -77,7 +78,10 @@ export async function ensureTables(endpoint: string | undefined): Promise<void> 
               { AttributeName: gsi.partitionKey.name, KeyType: 'HASH' },
               { AttributeName: gsi.sortKey.name, KeyType: 'RANGE' },
             ],
-            Projection: { ProjectionType: 'ALL' },
+            Projection:
+              gsi.projection.type === 'KEYS_ONLY'
+                ? { ProjectionType: 'KEYS_ONLY' }
+                : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...gsi.projection.attributes] },
           }))
         : undefined,
     };

@@ -1,10 +1,18 @@
-import type { LogEntry, VirtualKey } from './api';
+import type { BudgetsReply, UsageRow } from './api';
 
-// Analytics computed in the browser from the log entries the key can read: plain functions of the
-// entries, so the charts and their totals are tested without a browser.
+// The analytics page's figures from the server's aggregates (GET /v1/analytics/usage): plain functions of
+// its rows, so the charts and their totals are tested without a browser.
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
+
+/** Upper bounds (ms) of the server's latency histogram buckets, the last open (README, analytics). */
+export const LATENCY_BOUNDS_MS = [
+  25, 50, 100, 200, 300, 500, 750, 1_000, 1_500, 2_000, 3_000, 5_000, 7_500, 10_000, 15_000, 20_000, 30_000,
+  60_000, 120_000, 300_000,
+];
+
+export type Interval = 'hour' | 'day';
 
 export interface Summary {
   requests: number;
@@ -20,6 +28,9 @@ export interface Series {
   labels: string[];
   requests: number[];
   cost: number[];
+  errors: number[];
+  p50: (number | null)[];
+  p95: (number | null)[];
 }
 
 export interface Ranked {
@@ -27,77 +38,88 @@ export interface Ranked {
   values: number[];
 }
 
-export function summarise(entries: LogEntry[]): Summary {
-  const latencies = entries.map((e) => e.latency_ms).sort((a, b) => a - b);
-  return {
-    requests: entries.length,
-    cost: entries.reduce((sum, e) => sum + (e.cost ?? 0), 0),
-    promptTokens: entries.reduce((sum, e) => sum + (e.usage?.prompt_tokens ?? 0), 0),
-    completionTokens: entries.reduce((sum, e) => sum + (e.usage?.completion_tokens ?? 0), 0),
-    errors: entries.filter((e) => e.status >= 400).length,
-    p50LatencyMs: percentile(latencies, 0.5),
-    p95LatencyMs: percentile(latencies, 0.95),
-  };
-}
-
-/** Nearest-rank percentile of sorted values. */
-export function percentile(sorted: number[], p: number): number | null {
-  if (sorted.length === 0) return null;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1));
-  return sorted[rank] ?? null;
-}
-
 /** Hours for a range up to two days, days beyond: enough points to read, few enough to see. */
-export function bucketSize(fromMs: number, toMs: number): number {
-  return toMs - fromMs <= 2 * DAY_MS ? HOUR_MS : DAY_MS;
+export function intervalFor(fromMs: number, toMs: number): Interval {
+  return toMs - fromMs <= 2 * DAY_MS ? 'hour' : 'day';
 }
 
-/** Start of the local hour or day holding `ms`, so buckets line up with the viewer's clock. */
-export function bucketStart(ms: number, size: number): number {
-  const d = new Date(ms);
-  d.setMinutes(0, 0, 0);
-  if (size === DAY_MS) d.setHours(0);
-  return d.getTime();
+/** Adds histograms bucket by bucket. */
+export function mergeHistograms(histograms: number[][]): number[] {
+  return LATENCY_BOUNDS_MS.map(() => 0)
+    .concat(0)
+    .map((_, i) => histograms.reduce((sum, h) => sum + (h[i] ?? 0), 0));
+}
+
+/** The latency at quantile `q`, interpolated inside its bucket, as the server computes it. */
+export function quantile(histogram: number[], q: number): number | null {
+  const total = histogram.reduce((a, b) => a + b, 0);
+  if (total === 0) return null;
+  const rank = q * total;
+  let seen = 0;
+  for (let i = 0; i < histogram.length; i++) {
+    const n = histogram[i] ?? 0;
+    if (n > 0 && seen + n >= rank) {
+      const low = i === 0 ? 0 : (LATENCY_BOUNDS_MS[i - 1] as number);
+      const high = LATENCY_BOUNDS_MS[i];
+      if (high === undefined) return low;
+      return Math.round(low + ((high - low) * (rank - seen)) / n);
+    }
+    seen += n;
+  }
+  return LATENCY_BOUNDS_MS[LATENCY_BOUNDS_MS.length - 1] as number;
+}
+
+/** The range's totals; its latency quantiles from the buckets' histograms merged. */
+export function summarise(rows: UsageRow[]): Summary {
+  const histogram = mergeHistograms(rows.map((r) => r.latency_histogram));
+  return {
+    requests: rows.reduce((sum, r) => sum + r.requests, 0),
+    cost: rows.reduce((sum, r) => sum + r.cost, 0),
+    promptTokens: rows.reduce((sum, r) => sum + r.prompt_tokens, 0),
+    completionTokens: rows.reduce((sum, r) => sum + r.completion_tokens, 0),
+    errors: rows.reduce((sum, r) => sum + r.errors, 0),
+    p50LatencyMs: quantile(histogram, 0.5),
+    p95LatencyMs: quantile(histogram, 0.95),
+  };
 }
 
 const pad = (n: number) => String(n).padStart(2, '0');
 
-function bucketLabel(start: number, size: number): string {
+/** Start of the UTC hour or day holding `ms`: the server's buckets are UTC. */
+export function bucketStart(ms: number, interval: Interval): number {
+  const size = interval === 'hour' ? HOUR_MS : DAY_MS;
+  return Math.floor(ms / size) * size;
+}
+
+function bucketLabel(start: number, interval: Interval): string {
   const d = new Date(start);
-  const day = `${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
-  return size === DAY_MS ? day : `${day} ${pad(d.getHours())}:00`;
+  if (interval === 'day') return `${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
+  return `${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:00`;
 }
 
-/** Requests and cost per bucket from `fromMs` to `toMs`, empty buckets included. */
-export function timeSeries(entries: LogEntry[], fromMs: number, toMs: number): Series {
-  const size = bucketSize(fromMs, toMs);
+/** Every bucket from `fromMs` to `toMs`, empty ones included, with the server's figures. */
+export function timeSeries(rows: UsageRow[], fromMs: number, toMs: number, interval: Interval): Series {
+  const size = interval === 'hour' ? HOUR_MS : DAY_MS;
   const starts: number[] = [];
-  // Stepping by calendar (not by a fixed number of ms) keeps daily buckets right across DST changes.
-  for (let t = bucketStart(fromMs, size); t <= toMs; ) {
-    starts.push(t);
-    const next = new Date(t);
-    if (size === DAY_MS) next.setDate(next.getDate() + 1);
-    else next.setHours(next.getHours() + 1);
-    t = next.getTime();
-  }
-  const index = new Map(starts.map((s, i) => [s, i]));
-  const requests = starts.map(() => 0);
-  const cost = starts.map(() => 0);
-  for (const e of entries) {
-    const i = index.get(bucketStart(Date.parse(e.timestamp), size));
-    if (i === undefined) continue;
-    requests[i] = (requests[i] ?? 0) + 1;
-    cost[i] = (cost[i] ?? 0) + (e.cost ?? 0);
-  }
-  return { labels: starts.map((s) => bucketLabel(s, size)), requests, cost };
+  for (let t = bucketStart(fromMs, interval); t <= toMs; t += size) starts.push(t);
+  const byStart = new Map(rows.map((r) => [Date.parse(r.bucket_start), r]));
+  const at = starts.map((s) => byStart.get(s));
+  return {
+    labels: starts.map((s) => bucketLabel(s, interval)),
+    requests: at.map((r) => r?.requests ?? 0),
+    cost: at.map((r) => r?.cost ?? 0),
+    errors: at.map((r) => r?.errors ?? 0),
+    p50: at.map((r) => r?.latency_ms.p50 ?? null),
+    p95: at.map((r) => r?.latency_ms.p95 ?? null),
+  };
 }
 
-/** Total cost per key (model, virtual key, user), largest first, the rest beyond `top` summed as "other". */
-export function costBy(entries: LogEntry[], keyOf: (e: LogEntry) => string | null, top = 10): Ranked {
+/** Total cost per group over the range, largest first, the rest beyond `top` summed as "other". */
+export function costByGroup(rows: UsageRow[], top = 10): Ranked {
   const totals = new Map<string, number>();
-  for (const e of entries) {
-    const key = keyOf(e) ?? '(none)';
-    totals.set(key, (totals.get(key) ?? 0) + (e.cost ?? 0));
+  for (const r of rows) {
+    const key = r.group ?? '(none)';
+    totals.set(key, (totals.get(key) ?? 0) + r.cost);
   }
   const sorted = [...totals].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   const shown = sorted.slice(0, top);
@@ -106,12 +128,20 @@ export function costBy(entries: LogEntry[], keyOf: (e: LogEntry) => string | nul
   return { labels: shown.map(([k]) => k), values: shown.map(([, v]) => v) };
 }
 
-/** Each virtual key's spend in its current period beside its budget (keys without a budget show none). */
-export function budgets(keys: VirtualKey[]): { labels: string[]; spent: number[]; limit: (number | null)[] } {
-  const sorted = [...keys].sort((a, b) => b.spent - a.spent || a.slug.localeCompare(b.slug));
+/** Spend in the current period beside the budget of the workspace, its API keys and its virtual keys. */
+export function budgets(reply: BudgetsReply): { labels: string[]; spent: number[]; limit: number[] } {
+  const rows: Array<[string, number, number]> = [];
+  if (reply.workspace.budget)
+    rows.push([
+      `workspace ${reply.workspace.slug}`,
+      reply.workspace.budget.spent,
+      reply.workspace.budget.limit,
+    ]);
+  for (const k of reply.api_keys) rows.push([`API key ${k.name}`, k.budget.spent, k.budget.limit]);
+  for (const v of reply.virtual_keys) rows.push([v.slug, v.spent, v.budget_limit]);
   return {
-    labels: sorted.map((k) => k.slug),
-    spent: sorted.map((k) => k.spent),
-    limit: sorted.map((k) => k.budget_limit),
+    labels: rows.map(([label]) => label),
+    spent: rows.map(([, spent]) => spent),
+    limit: rows.map(([, , limit]) => limit),
   };
 }

@@ -1,30 +1,43 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { budgets, costBy, DAY_MS, HOUR_MS, summarise, timeSeries } from './aggregate';
-import { ApiError, type GatewayApi, type LogEntry, type UserRow, type VirtualKey } from './api';
+import { budgets, costByGroup, DAY_MS, HOUR_MS, intervalFor, summarise, timeSeries } from './aggregate';
+import type { BudgetsReply, Dimension, GatewayApi, UsageRow } from './api';
 import { ChartView, PALETTE } from './chart';
 import { formatCost, formatCount, formatMs } from './format';
 
-/** Most log entries read to draw the charts; the page says when a range holds more. */
-export const MAX_ENTRIES = 2000;
+// Every figure here comes from the server's aggregates (GET /v1/analytics/usage and /budgets), so any
+// range costs a few reads whatever the number of requests in it.
 
 const RANGES = [
   { id: '24h', label: 'Last 24 hours', ms: DAY_MS },
   { id: '7d', label: 'Last 7 days', ms: 7 * DAY_MS },
   { id: '30d', label: 'Last 30 days', ms: 30 * DAY_MS },
+  { id: '90d', label: 'Last 90 days', ms: 90 * DAY_MS },
+  { id: '365d', label: 'Last 365 days', ms: 365 * DAY_MS },
+  { id: 'custom', label: 'From … to …', ms: 0 },
 ] as const;
+type RangeId = (typeof RANGES)[number]['id'];
+
+const GROUPS: Array<{ dimension: Dimension; id: string; title: string }> = [
+  { dimension: 'user', id: 'top-users', title: 'Top users by cost' },
+  { dimension: 'model', id: 'cost-by-model', title: 'Cost by model' },
+  { dimension: 'provider', id: 'cost-by-provider', title: 'Cost by provider' },
+  { dimension: 'virtual_key', id: 'cost-by-virtual-key', title: 'Cost by virtual key' },
+  { dimension: 'api_key', id: 'cost-by-api-key', title: 'Cost by API key' },
+];
 
 interface Loaded {
   fromMs: number;
   toMs: number;
-  entries: LogEntry[];
-  truncated: boolean;
-  users: UserRow[];
-  /** Null when the key may not read virtual keys (no virtual_keys.read scope). */
-  keys: VirtualKey[] | null;
+  interval: 'hour' | 'day';
+  totals: UsageRow[];
+  groups: Record<Dimension, UsageRow[]>;
+  budgets: BudgetsReply;
 }
 
 const usd = (v: number) => formatCost(v);
 const count = (v: number) => formatCount(v);
+const ms = (v: number) => formatMs(v);
+const dayStart = (date: string) => Date.parse(`${date}T00:00:00Z`);
 
 function Stat({ id, label, value, shown }: { id: string; label: string; value: number; shown: string }) {
   return (
@@ -35,49 +48,65 @@ function Stat({ id, label, value, shown }: { id: string; label: string; value: n
   );
 }
 
+/** The range in ms: whole hours up to now, or whole UTC days from `from` to the end of `to`. */
+function rangeOf(range: RangeId, from: string, to: string): { fromMs: number; toMs: number } | null {
+  if (range === 'custom') {
+    const fromMs = dayStart(from);
+    const toMs = dayStart(to) + DAY_MS - 1;
+    return Number.isFinite(fromMs) && Number.isFinite(toMs) && fromMs <= toMs ? { fromMs, toMs } : null;
+  }
+  // Whole hours, so that the last bucket is complete and reloading within the hour shows the same axis.
+  const toMs = Math.ceil(Date.now() / HOUR_MS) * HOUR_MS;
+  return { fromMs: toMs - (RANGES.find((r) => r.id === range)?.ms ?? DAY_MS), toMs };
+}
+
 export function AnalyticsView({ api }: { api: GatewayApi }) {
-  const [range, setRange] = useState<(typeof RANGES)[number]['id']>('24h');
+  const [range, setRange] = useState<RangeId>('24h');
+  const [customFrom, setCustomFrom] = useState('');
+  const [customTo, setCustomTo] = useState('');
   const [data, setData] = useState<Loaded | null>(null);
   const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
+    const bounds = rangeOf(range, customFrom, customTo);
+    if (!bounds) return;
     let cancelled = false;
     setData(null);
     setError(null);
-    // Whole hours, so that the last bucket is complete and reloading within the hour shows the same axis.
-    const toMs = Math.ceil(Date.now() / HOUR_MS) * HOUR_MS;
-    const fromMs = toMs - (RANGES.find((r) => r.id === range)?.ms ?? DAY_MS);
-    const from = new Date(fromMs).toISOString();
-    const to = new Date(toMs).toISOString();
+    const interval = intervalFor(bounds.fromMs, bounds.toMs);
+    const query = {
+      from: new Date(bounds.fromMs).toISOString(),
+      to: new Date(bounds.toMs).toISOString(),
+      interval,
+    };
     Promise.all([
-      api.logsBetween(from, to, MAX_ENTRIES),
-      api.users({ from, to }),
-      api.virtualKeys().then(
-        (r) => r.data,
-        (e: unknown) => {
-          if (e instanceof ApiError && e.status === 403) return null;
-          throw e;
-        },
-      ),
+      api.usage(query),
+      Promise.all(GROUPS.map((g) => api.usage({ ...query, group_by: g.dimension }))),
+      api.budgets(),
     ])
-      .then(([logs, users, keys]) => {
-        if (!cancelled) setData({ fromMs, toMs, ...logs, users: users.data, keys });
+      .then(([totals, grouped, budgetReply]) => {
+        if (cancelled) return;
+        const groups = Object.fromEntries(GROUPS.map((g, i) => [g.dimension, grouped[i]?.data ?? []]));
+        setData({
+          ...bounds,
+          interval,
+          totals: totals.data,
+          groups: groups as Loaded['groups'],
+          budgets: budgetReply,
+        });
       })
       .catch((e: Error) => !cancelled && setError(e.message));
     return () => {
       cancelled = true;
     };
-  }, [api, range]);
+  }, [api, range, customFrom, customTo]);
 
   const view = useMemo(() => {
     if (!data) return null;
-    const series = timeSeries(data.entries, data.fromMs, data.toMs);
-    const topUsers = data.users.slice(0, 10);
-    const byModel = costBy(data.entries, (e) => e.model);
-    const byKey = costBy(data.entries, (e) => e.virtual_key);
-    const budget = data.keys ? budgets(data.keys) : null;
+    const series = timeSeries(data.totals, data.fromMs, data.toMs, data.interval);
+    const budget = budgets(data.budgets);
     return {
-      summary: summarise(data.entries),
+      summary: summarise(data.totals),
       timeline: {
         labels: series.labels,
         datasets: [
@@ -99,19 +128,42 @@ export function AnalyticsView({ api }: { api: GatewayApi }) {
           },
         ],
       },
-      users: {
-        labels: topUsers.map((u) => u.user),
-        datasets: [{ label: 'Cost (USD)', data: topUsers.map((u) => u.cost), backgroundColor: PALETTE[2] }],
+      latency: {
+        labels: series.labels,
+        datasets: [
+          {
+            type: 'line' as const,
+            label: 'p50',
+            data: series.p50,
+            borderColor: PALETTE[2],
+            backgroundColor: PALETTE[2],
+            pointRadius: 2,
+          },
+          {
+            type: 'line' as const,
+            label: 'p95',
+            data: series.p95,
+            borderColor: PALETTE[3],
+            backgroundColor: PALETTE[3],
+            pointRadius: 2,
+          },
+        ],
       },
-      models: {
-        labels: byModel.labels,
-        datasets: [{ label: 'Cost (USD)', data: byModel.values, backgroundColor: PALETTE[4] }],
+      errors: {
+        labels: series.labels,
+        datasets: [{ label: 'Errors', data: series.errors, backgroundColor: PALETTE[3] }],
       },
-      keys: {
-        labels: byKey.labels,
-        datasets: [{ label: 'Cost (USD)', data: byKey.values, backgroundColor: PALETTE[5] }],
-      },
-      budget: budget && {
+      groups: GROUPS.map((g, i) => {
+        const ranked = costByGroup(data.groups[g.dimension]);
+        return {
+          ...g,
+          labels: ranked.labels,
+          datasets: [
+            { label: 'Cost (USD)', data: ranked.values, backgroundColor: PALETTE[(i + 2) % PALETTE.length] },
+          ],
+        };
+      }),
+      budget: {
         labels: budget.labels,
         datasets: [
           { label: 'Spent', data: budget.spent, backgroundColor: PALETTE[3] },
@@ -126,11 +178,7 @@ export function AnalyticsView({ api }: { api: GatewayApi }) {
       <div class="toolbar">
         <label>
           Range{' '}
-          <select
-            name="range"
-            value={range}
-            onChange={(e) => setRange(e.currentTarget.value as typeof range)}
-          >
+          <select name="range" value={range} onChange={(e) => setRange(e.currentTarget.value as RangeId)}>
             {RANGES.map((r) => (
               <option key={r.id} value={r.id}>
                 {r.label}
@@ -138,10 +186,31 @@ export function AnalyticsView({ api }: { api: GatewayApi }) {
             ))}
           </select>
         </label>
+        {range === 'custom' && (
+          <>
+            <label>
+              From{' '}
+              <input
+                type="date"
+                name="from"
+                value={customFrom}
+                onChange={(e) => setCustomFrom(e.currentTarget.value)}
+              />
+            </label>
+            <label>
+              To{' '}
+              <input
+                type="date"
+                name="to"
+                value={customTo}
+                onChange={(e) => setCustomTo(e.currentTarget.value)}
+              />
+            </label>
+          </>
+        )}
         {data && (
-          <span class="muted" data-entries={data.entries.length}>
-            From {formatCount(data.entries.length)} log entries
-            {data.truncated ? ` (the newest ${MAX_ENTRIES}; narrow the range to see all)` : ''}
+          <span class="muted" data-interval={data.interval}>
+            Per {data.interval}, UTC
           </span>
         )}
       </div>
@@ -150,7 +219,10 @@ export function AnalyticsView({ api }: { api: GatewayApi }) {
           {error}
         </p>
       )}
-      {!data && !error && <p class="muted">Loading…</p>}
+      {range === 'custom' && !rangeOf(range, customFrom, customTo) && (
+        <p class="muted">Choose the first and last day.</p>
+      )}
+      {!data && !error && rangeOf(range, customFrom, customTo) && <p class="muted">Loading…</p>}
       {data && view && (
         <>
           <div class="stats">
@@ -179,6 +251,12 @@ export function AnalyticsView({ api }: { api: GatewayApi }) {
               shown={formatCount(view.summary.errors)}
             />
             <Stat
+              id="p50-latency"
+              label="p50 latency"
+              value={view.summary.p50LatencyMs ?? 0}
+              shown={formatMs(view.summary.p50LatencyMs)}
+            />
+            <Stat
               id="p95-latency"
               label="p95 latency"
               value={view.summary.p95LatencyMs ?? 0}
@@ -193,28 +271,20 @@ export function AnalyticsView({ api }: { api: GatewayApi }) {
               format={count}
               secondAxisFormat={usd}
             />
-            <ChartView id="top-users" title="Top users by cost" horizontal format={usd} {...view.users} />
-            <ChartView id="cost-by-model" title="Cost by model" horizontal format={usd} {...view.models} />
-            <ChartView
-              id="cost-by-virtual-key"
-              title="Cost by virtual key"
-              horizontal
-              format={usd}
-              {...view.keys}
-            />
-            {view.budget ? (
+            <ChartView id="latency" title="Latency p50 and p95 over time" {...view.latency} format={ms} />
+            <ChartView id="errors" title="Errors over time" {...view.errors} format={count} />
+            {view.groups.map((g) => (
               <ChartView
-                id="budgets"
-                title="Virtual key spend against budget"
+                key={g.id}
+                id={g.id}
+                title={g.title}
                 horizontal
                 format={usd}
-                {...view.budget}
+                labels={g.labels}
+                datasets={g.datasets}
               />
-            ) : (
-              <p class="muted card">
-                This key cannot read virtual keys (virtual_keys.read), so budgets are not shown.
-              </p>
-            )}
+            ))}
+            <ChartView id="budgets" title="Spend against budget" horizontal format={usd} {...view.budget} />
           </div>
         </>
       )}

@@ -44,21 +44,33 @@ export interface LogEntry {
   body_ref?: string;
 }
 
-export interface UserRow {
-  user: string;
+export type Dimension = 'user' | 'model' | 'provider' | 'virtual_key' | 'api_key' | 'status_class';
+
+export interface UsageRow {
+  bucket_start: string;
+  group_by?: Dimension;
+  group?: string | null;
   requests: number;
-  cost: number;
   prompt_tokens: number;
   completion_tokens: number;
+  total_tokens: number;
+  cost: number;
+  errors: number;
+  latency_ms: { mean: number | null; p50: number | null; p95: number | null };
+  latency_histogram: number[];
 }
 
-export interface VirtualKey {
-  slug: string;
-  name: string;
-  provider: string;
-  budget_limit: number | null;
+export interface Spend {
+  limit: number;
   spent: number;
-  period: string;
+  remaining: number;
+  period_start: string | null;
+}
+
+export interface BudgetsReply {
+  workspace: { slug: string; budget: Spend | null };
+  api_keys: Array<{ id: string; name: string; budget: Spend }>;
+  virtual_keys: Array<{ slug: string; name: string; budget_limit: number; spent: number; remaining: number }>;
 }
 
 /** What the signed-in key or token may do: `caller` of `GET /v1/organisation`. */
@@ -161,30 +173,13 @@ export class GatewayApi {
     return this.get(`/logs/${encodeURIComponent(id)}`);
   }
 
-  users(query: Query): Promise<ListReply<UserRow>> {
-    return this.get('/analytics/users', query);
+  /** Usage aggregates over time (`GET /v1/analytics/usage`), overall or per value of `group_by`. */
+  usage(query: Query): Promise<ListReply<UsageRow>> {
+    return this.get('/analytics/usage', query);
   }
 
-  virtualKeys(): Promise<ListReply<VirtualKey>> {
-    return this.get('/virtual-keys');
-  }
-
-  /**
-   * Every entry from `from` to `to`, newest first, following `next_cursor` until `max` entries: the
-   * analytics charts are computed from these, so the bound keeps a busy gateway's page light.
-   */
-  async logsBetween(
-    from: string,
-    to: string,
-    max: number,
-  ): Promise<{ entries: LogEntry[]; truncated: boolean }> {
-    const entries: LogEntry[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.logs({ from, to, limit: '100', cursor });
-      entries.push(...page.data);
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor && entries.length < max);
-    return { entries: entries.slice(0, max), truncated: cursor !== undefined || entries.length > max };
+  /** The budgets of the key's workspace, its API keys and its virtual keys. */
+  budgets(): Promise<BudgetsReply> {
+    return this.get('/analytics/budgets');
   }
 }

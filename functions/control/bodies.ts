@@ -2,6 +2,7 @@ import { SCOPES } from '../core/operations';
 import { KNOWN as CONFIG_FIELDS } from '../gateway/config';
 import { FIELDS as POLICY_FIELDS } from '../gateway/policy';
 import { PROVIDER_NAMES } from '../providers';
+import { MAX_INDEXED_METADATA } from '../store/tables';
 import type { BodySpec, JsonSchema } from './fields';
 
 // The request bodies (and query strings) of the control plane, one description each: read by the
@@ -64,8 +65,21 @@ export const WORKSPACE_CREATE: BodySpec = {
 
 export const WORKSPACE_UPDATE: BodySpec = {
   title: 'a workspace update',
-  description: 'The workspace’s policy and operator prices, each replaced whole.',
-  fields: { policy: policyField, prices: pricesField },
+  description: 'The workspace’s policy, operator prices and indexed metadata keys, each replaced whole.',
+  fields: {
+    policy: policyField,
+    prices: pricesField,
+    indexed_metadata: {
+      schema: {
+        type: ['array', 'null'],
+        items: { type: 'string', minLength: 1, maxLength: 128 },
+        maxItems: MAX_INDEXED_METADATA,
+        uniqueItems: true,
+      },
+      description:
+        'Metadata keys GET /v1/logs can filter on alone, one index each (README, Log search); null or [] clears them.',
+    },
+  },
 };
 
 export const API_KEY_CREATE: BodySpec = {
@@ -325,6 +339,7 @@ export const LOGS_QUERY: BodySpec = {
     workspace: { schema: { type: 'string' }, description: 'Workspace slug (organisation admins only).' },
     user: { schema: { type: 'string' }, description: 'End user.' },
     virtual_key: { schema: { type: 'string' }, description: 'Virtual key slug.' },
+    api_key: { schema: { type: 'string' }, description: 'API key id (auth.key_id).' },
     trace_id: { schema: { type: 'string' }, description: 'Trace id.' },
     model: { schema: { type: 'string' }, description: 'Model.' },
     status: { schema: { type: 'integer' }, description: 'HTTP status of the reply.' },
@@ -344,5 +359,30 @@ export const ANALYTICS_QUERY: BodySpec = {
     from: timeBound('Start (default 30 days before to)'),
     to: timeBound('End (default now)'),
     order: { schema: { enum: ['cost', 'requests'] }, description: 'Sort order (default cost).' },
+  },
+};
+
+/** Query parameters of `GET /v1/analytics/usage`. */
+export const ANALYTICS_USAGE_QUERY: BodySpec = {
+  title: 'a usage aggregates query',
+  description: 'The range, bucket size and grouping of the usage aggregates.',
+  fields: {
+    workspace: { schema: { type: 'string' }, description: 'Workspace slug (organisation admins only).' },
+    from: timeBound('Start (default one day, or 30 days for interval=day, before to)'),
+    to: timeBound('End (default now)'),
+    interval: { schema: { enum: ['hour', 'day'] }, description: 'Bucket size, UTC (default hour).' },
+    group_by: {
+      schema: { enum: ['user', 'model', 'provider', 'virtual_key', 'api_key', 'status_class'] },
+      description: 'A row per bucket and value of this dimension; absent for totals.',
+    },
+  },
+};
+
+/** Query parameters of `GET /v1/analytics/budgets`. */
+export const ANALYTICS_BUDGETS_QUERY: BodySpec = {
+  title: 'a budgets query',
+  description: 'Whose budgets to show.',
+  fields: {
+    workspace: { schema: { type: 'string' }, description: 'Workspace slug (organisation admins only).' },
   },
 };

@@ -1,7 +1,7 @@
 import { type HttpEvent, jsonResult, listResult, type RequestState } from '../core/http';
 import type { Principal } from '../core/principal';
 import { bodyText, jsonBody } from '../core/request-body';
-import type { OperationHandler } from '../gateway/dispatch';
+import type { OperationTable } from '../gateway/dispatch';
 import { openApiDocument } from '../openapi/document';
 import { ApiKeyService, presentKeyDetail } from './api-keys';
 import { AuditLog, presentAuditEntry } from './audit-log';
@@ -28,7 +28,7 @@ const auditLog = new AuditLog();
 const caller = (state: RequestState) => state.principal as Principal;
 
 /** Control-plane operations of the `control` function group, by operation name. */
-export const controlOperations: Record<string, OperationHandler> = {
+export const controlOperations = {
   health: async () => jsonResult(200, { status: 'ok' }),
 
   openapi: async () => jsonResult(200, openApiDocument()),
@@ -204,4 +204,4 @@ export const controlOperations: Record<string, OperationHandler> = {
     const page = await auditLog.list(caller(state), event.queryStringParameters ?? {});
     return listResult(page.data.map(presentAuditEntry), page.nextCursor);
   },
-};
+} satisfies OperationTable<'control'>;

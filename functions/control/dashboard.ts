@@ -3,7 +3,7 @@ import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deploymentError, notFound } from '../core/errors';
 import type { HttpResult } from '../core/http';
-import type { OperationHandler } from '../gateway/dispatch';
+import type { OperationTable } from '../gateway/dispatch';
 
 // Serves the web dashboard's static files (built by dashboard/build.ts). On Lambda they sit in a
 // `dashboard` folder beside the bundle; locally the server builds them and names the folder.
@@ -81,7 +81,7 @@ async function serve(assets: DashboardAssets, name: string): Promise<HttpResult>
   return { statusCode: 200, headers: file.headers, body: file.body };
 }
 
-export function dashboardOperations(assets = new DashboardAssets()): Record<string, OperationHandler> {
+export function dashboardOperations(assets = new DashboardAssets()): OperationTable<'dashboard'> {
   return {
     'dashboard.page': () => serve(assets, 'index.html'),
     'dashboard.asset': (_event, state) => serve(assets, state.params.asset ?? ''),

@@ -13,6 +13,7 @@ import {
   workspaceHolderKey,
 } from '../gateway/policy';
 import { ControlStore, type WorkspaceRecord } from '../store/control-store';
+import { MAX_INDEXED_METADATA } from '../store/tables';
 import { asObject } from './api-keys';
 import { WORKSPACE_CREATE, WORKSPACE_UPDATE } from './bodies';
 import { refuseUnknownFields } from './fields';
@@ -30,9 +31,27 @@ export async function presentWorkspaceDetail(ws: WorkspaceRecord) {
     ...presentWorkspace(ws),
     policy: presentPolicy(policy),
     prices: ws.prices_json ? JSON.parse(ws.prices_json) : null,
+    indexed_metadata: ws.indexed_metadata ?? [],
     budget: await spendView(workspaceHolderKey(ws.organisation_id, ws.slug), limitsOf(policy)),
     updated_at: ws.updated_at ?? ws.created_at,
   };
+}
+
+/** `indexed_metadata`: up to three distinct metadata keys (null or [] for none), each an index of the logs. */
+function parseIndexedMetadata(value: unknown): string[] {
+  if (value === null) return [];
+  const valid =
+    Array.isArray(value) &&
+    value.length <= MAX_INDEXED_METADATA &&
+    new Set(value).size === value.length &&
+    value.every((k) => typeof k === 'string' && k !== '' && k.length <= 128);
+  if (!valid) {
+    throw badRequest(
+      `indexed_metadata must be a list of up to ${MAX_INDEXED_METADATA} distinct metadata keys (1 to 128 characters).`,
+      'indexed_metadata',
+    );
+  }
+  return value as string[];
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -120,6 +139,11 @@ export class OrganisationService {
       const prices = parsePrices(body.prices);
       if (prices) next.prices_json = JSON.stringify(prices);
       else delete next.prices_json;
+    }
+    if (body.indexed_metadata !== undefined) {
+      const keys = parseIndexedMetadata(body.indexed_metadata);
+      if (keys.length) next.indexed_metadata = keys;
+      else delete next.indexed_metadata;
     }
     await this.store.putWorkspace(next);
     policies.invalidateWorkspace(caller.organisationId, slug);

@@ -3,7 +3,7 @@ import type { UsageLogDraft } from '../core/log-entry';
 import type { Principal } from '../core/principal';
 import { bodyText, jsonBody } from '../core/request-body';
 import { runChatCompletion } from '../gateway/chat-completions';
-import type { OperationHandler } from '../gateway/dispatch';
+import type { OperationTable } from '../gateway/dispatch';
 import { PromptService, parseVersion, presentPrompt } from './prompts';
 
 const prompts = new PromptService();
@@ -11,7 +11,7 @@ const caller = (state: RequestState) => state.principal as Principal;
 const query = (event: HttpEvent, name: string) => event.queryStringParameters?.[name] || undefined;
 
 /** The operations of the `prompts` function group: the library, rendering, and prompt completions. */
-export const promptOperations: Record<string, OperationHandler> = {
+export const promptOperations = {
   'prompts.create': async (event, state) =>
     jsonResult(201, presentPrompt(await prompts.create(caller(state), jsonBody(bodyText(event))))),
 
@@ -87,4 +87,4 @@ export const promptOperations: Record<string, OperationHandler> = {
         : undefined;
     return runChatCompletion(request, state, { defaults });
   },
-};
+} satisfies OperationTable<'prompts'>;

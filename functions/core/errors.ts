@@ -36,6 +36,7 @@ export type ErrorCode =
   | 'invalid_config'
   | 'invalid_credential'
   | 'invalid_cursor'
+  | 'unindexed_filter'
   | 'invalid_egress_settings'
   | 'invalid_guardrail'
   | 'invalid_json'

@@ -46,7 +46,7 @@ export interface Usage {
   clamped?: boolean;
 }
 
-/** One log entry per request. Field names are part of the public contract (DESIGN.md section 4). */
+/** One log entry per request. Field names are part of the public contract (README, "Logs"). */
 export interface LogEntry {
   id: string;
   trace_id: string;

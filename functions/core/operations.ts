@@ -124,21 +124,25 @@ export interface Operation {
   logged: boolean;
 }
 
-const scope = (s: Scope): Access => ({ kind: 'scope', scope: s });
-const admin: Access = { kind: 'admin' };
-const open: Access = { kind: 'public' };
-const anyCaller: Access = { kind: 'authenticated' };
+const scope = <S extends Scope>(s: S) => ({ kind: 'scope', scope: s }) as const;
+const admin = { kind: 'admin' } as const;
+const open = { kind: 'public' } as const;
+const anyCaller = { kind: 'authenticated' } as const;
 
 /**
  * A model operation of the OpenAI API: completions.write, logged. `method path` is written exactly as
  * the OpenAI API reference writes it, with `{name}` for a path segment.
  */
-const model = (group: FunctionGroupName, name: string, route: `${HttpMethod} /v1/${string}`): Operation => {
+const model = <G extends FunctionGroupName, N extends string>(
+  group: G,
+  name: N,
+  route: `${HttpMethod} /v1/${string}`,
+) => {
   const [method, path] = route.split(' ') as [HttpMethod, string];
-  return { name, method, path, group, access: scope('completions.write'), logged: true };
+  return { name, method, path, group, access: scope('completions.write'), logged: true as const };
 };
 
-export const OPERATIONS: readonly Operation[] = [
+export const OPERATIONS = [
   { name: 'health', method: 'GET', path: '/v1/health', group: 'control', access: open, logged: false },
   // This API's OpenAPI document, generated from this table and the control plane's body descriptions.
   { name: 'openapi', method: 'GET', path: '/v1/openapi.json', group: 'control', access: open, logged: false },
@@ -454,6 +458,22 @@ export const OPERATIONS: readonly Operation[] = [
     access: scope('logs.view'),
     logged: false,
   },
+  {
+    name: 'analytics.usage',
+    method: 'GET',
+    path: '/v1/analytics/usage',
+    group: 'logs',
+    access: scope('logs.view'),
+    logged: false,
+  },
+  {
+    name: 'analytics.budgets',
+    method: 'GET',
+    path: '/v1/analytics/budgets',
+    group: 'logs',
+    access: scope('logs.view'),
+    logged: false,
+  },
 
   model('responses', 'responses.create', 'POST /v1/responses'),
   model('responses', 'responses.get', 'GET /v1/responses/{response_id}'),
@@ -565,7 +585,13 @@ export const OPERATIONS: readonly Operation[] = [
     access: open,
     logged: false,
   },
-];
+] as const satisfies readonly Operation[];
+
+type OperationEntry = (typeof OPERATIONS)[number];
+/** Every operation's name: a dispatch table keyed by anything else does not compile. */
+export type OperationName = OperationEntry['name'];
+/** The operations one function group serves. */
+export type OperationNameOf<G extends FunctionGroupName> = Extract<OperationEntry, { group: G }>['name'];
 
 /** `GET /v1/realtime` upgraded to a WebSocket: a model operation, logged once per session. */
 export const REALTIME_OPERATION = {
@@ -578,5 +604,5 @@ export const REALTIME_OPERATION = {
 
 /** Operations of one function group, for its handler's router and for the stack's routes. */
 export function operationsOf(group: FunctionGroupName): Operation[] {
-  return OPERATIONS.filter((op) => op.group === group);
+  return (OPERATIONS as readonly Operation[]).filter((op) => op.group === group);
 }

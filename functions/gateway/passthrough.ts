@@ -1,7 +1,12 @@
 import { badRequest, bodyTooLarge, internalError, streamFailed } from '../core/errors';
 import type { HttpEvent } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
-import { type FunctionGroupName, operationsOf } from '../core/operations';
+import {
+  type FunctionGroupName,
+  type OperationName,
+  type OperationNameOf,
+  operationsOf,
+} from '../core/operations';
 import type { Principal } from '../core/principal';
 import { bodyText, checkFieldLengths, jsonBody, MAX_BODY_BYTES } from '../core/request-body';
 import { OnceStore } from '../store/once-store';
@@ -116,7 +121,7 @@ async function completedVideoCost({ provider, reply, principal }: CostInput): Pr
 const none: PassthroughSpec = { request: 'none' };
 const body: PassthroughSpec = { request: 'body' };
 
-export const PASSTHROUGH: Record<string, PassthroughSpec> = {
+export const PASSTHROUGH = {
   'responses.get': none,
   'responses.delete': none,
   'responses.input_items': none,
@@ -233,7 +238,7 @@ export const PASSTHROUGH: Record<string, PassthroughSpec> = {
     cost: ({ provider, model, reply, operator }) => embeddingCost(provider, model, reply, operator),
     maxCost: ({ provider, model, request, operator }) => embeddingMaxCost(provider, model, request, operator),
   },
-};
+} satisfies Partial<Record<OperationName, PassthroughSpec>>;
 
 /** `/v1/files/{file_id}/content` with its parameters filled in, relative to a provider's `/v1` base. */
 export function upstreamPath(template: string, params: Record<string, string>): string {
@@ -444,11 +449,19 @@ async function* relayBytes(
 }
 
 /** The passthrough operations of a function group, by operation name, for its dispatch table. */
-export function passthroughOperations(group: FunctionGroupName): Record<string, OperationHandler> {
+/** Operations served by forwarding, each with its spec. */
+export type PassthroughName = keyof typeof PASSTHROUGH;
+
+/** The forwarded operations of a function group, typed so its dispatch table can be checked whole. */
+export function passthroughOperations<G extends FunctionGroupName>(
+  group: G,
+): Record<Extract<PassthroughName, OperationNameOf<G>>, OperationHandler> {
+  const specs: Partial<Record<string, PassthroughSpec>> = PASSTHROUGH;
   const table: Record<string, OperationHandler> = {};
   for (const op of operationsOf(group)) {
-    const spec = PASSTHROUGH[op.name];
+    const spec = specs[op.name];
     if (spec) table[op.name] = passthrough(spec);
   }
-  return table;
+  // Built from the same table the type is read from: every name of the type has its handler.
+  return table as Record<Extract<PassthroughName, OperationNameOf<G>>, OperationHandler>;
 }

@@ -71,8 +71,8 @@ const responseNotFound = (id: string) => notFound(`No response with id '${id.sli
  * when it no longer has it); any other id is the provider's (`passthrough`), with no store read.
  */
 export function storedResponseOperations(
-  passthrough: Record<string, OperationHandler>,
-): Record<string, OperationHandler> {
+  passthrough: Record<'responses.get' | 'responses.delete', OperationHandler>,
+): Record<'responses.get' | 'responses.delete', OperationHandler> {
   const serve =
     (name: 'responses.get' | 'responses.delete'): OperationHandler =>
     async (event, state) => {

@@ -11,7 +11,7 @@ import type { Usage, UsageLogDraft } from '../core/log-entry';
 import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
 import { credentialMasker } from '../core/secret-mask';
 import { SseParser } from '../core/sse';
-import type { OperationHandler } from './dispatch';
+import type { OperationTable } from './dispatch';
 import {
   type CallSuccess,
   exchange,
@@ -424,8 +424,8 @@ async function* relayResponseEvents(
 /** The operations of the `responses` function group. */
 const passthroughs = passthroughOperations('responses');
 
-export const responsesOperations: Record<string, OperationHandler> = {
+export const responsesOperations = {
   ...passthroughs,
   ...storedResponseOperations(passthroughs),
   'responses.create': responsesCreate,
-};
+} satisfies OperationTable<'responses'>;

@@ -20,7 +20,7 @@ export const handler = streamingHandler(
     .use(usageLog())
     .use(authorize())
     .handler(
-      dispatch({
+      dispatch('chat', {
         'chat.completions': chatCompletions,
         'messages.create': messages,
         'messages.count_tokens': countTokens,

@@ -13,5 +13,5 @@ export const handler = streamingHandler(
     .use(requestContext())
     .use(route('dashboard'))
     .use(errorResponder())
-    .handler(dispatch(dashboardOperations())),
+    .handler(dispatch('dashboard', dashboardOperations())),
 );

@@ -20,7 +20,7 @@ export const handler = streamingHandler(
     .use(usageLog())
     .use(authorize())
     .handler(
-      dispatch({
+      dispatch('files', {
         ...passthroughOperations('files'),
         // Every provider's listing in OpenAI's shape, translated where it is not.
         'models.list': modelsList,

@@ -16,5 +16,5 @@ export const handler = streamingHandler(
     .use(errorResponder())
     .use(authenticate())
     .use(authorize())
-    .handler(dispatch(logsOperations)),
+    .handler(dispatch('logs', logsOperations)),
 );

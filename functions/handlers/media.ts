@@ -18,5 +18,5 @@ export const handler = streamingHandler(
     .use(authenticate())
     .use(usageLog())
     .use(authorize())
-    .handler(dispatch(passthroughOperations('media'))),
+    .handler(dispatch('media', passthroughOperations('media'))),
 );

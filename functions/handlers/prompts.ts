@@ -18,5 +18,5 @@ export const handler = streamingHandler(
     .use(authenticate())
     .use(usageLog())
     .use(authorize())
-    .handler(dispatch(promptOperations)),
+    .handler(dispatch('prompts', promptOperations)),
 );

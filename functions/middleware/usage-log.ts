@@ -1,7 +1,9 @@
 import { UsageLogDraft } from '../core/log-entry';
 import { logger } from '../core/logger';
 import { parseMetadata } from '../core/request-body';
+import { policies } from '../gateway/policy';
 import { UserUsage } from '../gateway/user-usage';
+import { AnalyticsStore } from '../store/analytics-store';
 import { LogStore } from '../store/log-store';
 import type { GatewayMiddleware } from './types';
 
@@ -9,7 +11,11 @@ import type { GatewayMiddleware } from './types';
  * Opens a log entry for every authenticated call of a logged operation and writes it once the client
  * has its last byte: the stream adapter runs `afterSend` after `end()`, before the invocation returns.
  */
-export function usageLog(store = new LogStore(), users = new UserUsage()): GatewayMiddleware {
+export function usageLog(
+  store = new LogStore(),
+  users = new UserUsage(),
+  analytics = new AnalyticsStore(),
+): GatewayMiddleware {
   return {
     before: (request) => {
       const state = request.context.gateway;
@@ -46,7 +52,12 @@ export function usageLog(store = new LogStore(), users = new UserUsage()): Gatew
         state.entry = entry;
         const write = async () => {
           try {
-            await store.put(entry);
+            // The workspace record is cached for the request's policies; its metadata keys pick the indexes.
+            const indexedMetadata = await policies
+              .forRequest(state)
+              .then((p) => p.workspace?.indexed_metadata ?? [])
+              .catch(() => []);
+            await store.put(entry, { indexedMetadata });
           } catch (error) {
             // The SDK already retried. Keep what we can in the operational log, without bodies.
             const { request: _req, response: _res, ...summary } = entry;
@@ -57,10 +68,11 @@ export function usageLog(store = new LogStore(), users = new UserUsage()): Gatew
           task().catch((error: unknown) =>
             logger.error(`${what} failed`, { requestId: entry.id, error: (error as Error).message }),
           );
-        // Spend and per-user counters are written beside the log entry, all before the invocation ends.
+        // Spend, per-user counters and usage aggregates are written beside the log entry, all before the invocation ends.
         await Promise.all([
           write(),
           settle(() => users.record(entry), 'user usage update'),
+          settle(() => analytics.record(entry), 'usage aggregates update'),
           ...draft.settlements.map((s) => settle(() => s(entry), 'spend update')),
         ]);
       });

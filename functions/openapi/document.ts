@@ -1,5 +1,7 @@
 import {
+  ANALYTICS_BUDGETS_QUERY,
   ANALYTICS_QUERY,
+  ANALYTICS_USAGE_QUERY,
   API_KEY_CREATE,
   API_KEY_UPDATE,
   EGRESS_SETTINGS,
@@ -46,7 +48,12 @@ const REQUEST_BODIES: Record<string, { spec: BodySpec; creating: boolean }> = {
   'organisation.sso.put': { spec: SSO_SETTINGS, creating: true },
 };
 
-const QUERIES: Record<string, BodySpec> = { 'logs.list': LOGS_QUERY, 'analytics.users': ANALYTICS_QUERY };
+const QUERIES: Record<string, BodySpec> = {
+  'logs.list': LOGS_QUERY,
+  'analytics.users': ANALYTICS_QUERY,
+  'analytics.usage': ANALYTICS_USAGE_QUERY,
+  'analytics.budgets': ANALYTICS_BUDGETS_QUERY,
+};
 
 // Operations on workspace resources where an organisation admin may name another workspace.
 const WORKSPACE_QUERY = /^(virtual_keys|configs|prompts)\.(list|get|update|replace|delete)$/;

@@ -1,4 +1,4 @@
-// The gateway's own headers on model operations, as the public contract (DESIGN.md, section 4) names them.
+// The gateway's own headers on model operations, as the public contract (README, "Headers") names them.
 // The gateway key travels in `x-gateway-api-key` or `Authorization`: those are security schemes instead.
 
 export interface HeaderSpec {

@@ -29,6 +29,8 @@ export interface WorkspaceRecord {
   policy_json?: string;
   /** Operator prices by model as JSON text, USD per million tokens; they win over the price table. */
   prices_json?: string;
+  /** Metadata keys whose values `GET /v1/logs` can filter on alone: each has an index (log-store.ts). */
+  indexed_metadata?: string[];
   updated_at?: string;
 }
 

@@ -9,7 +9,7 @@ import {
 import { isConditionFailure } from './control-store';
 import { documentClient, tableName } from './dynamo';
 
-// Single-item atomic counters (DESIGN.md section 5: no read-modify-write). Keys:
+// Single-item atomic counters (docs/architecture.md, "A new store": no read-modify-write). Keys:
 //   VK#<virtual key id> / STATE                     -> what is enforced: budget, period, alert, rate limit;
 //                                                      absent once the key is deleted
 //   VK#<virtual key id> / SPEND#<period>            -> spent (USD) in a budget period (`all` or `yyyy-mm`)

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { latencyQuantile } from '../../functions/store/analytics-store';
 import { launchBrowser, type TestBrowser } from '../support/browser';
 import { echo, type FakeOpenAI, sendJson, startFakeOpenAI } from '../support/fake-openai';
 import { ADMIN_KEY, startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
@@ -33,6 +34,8 @@ beforeAll(async () => {
     budget_limit: 5,
   });
   expect(vk.status).toBe(201);
+  // The log page filters on metadata.team alone: the workspace indexes that key.
+  expect((await gw.api('PATCH', '/workspaces/default', { indexed_metadata: ['team'] })).status).toBe(200);
   const ask = async (
     user: string,
     model: string,
@@ -202,21 +205,40 @@ describe('web dashboard', () => {
     await expect.poll(() => rows().count()).toBe(entries.length);
   });
 
-  it('charts the analytics with the right totals', async () => {
+  it('charts the analytics from the server’s aggregates: its figures are the API’s', async () => {
     await page.getByRole('link', { name: 'Analytics' }).click();
     const cost = page.locator('[data-stat="total-cost"]');
     await cost.waitFor();
     const total = entries.reduce((sum, e) => sum + (e.cost ?? 0), 0);
     expect(total).toBeGreaterThan(0);
-    expect(Number(await cost.getAttribute('data-value'))).toBeCloseTo(total, 12);
+    // The figures of the API the page reads, over the page's range (the last 24 whole hours).
+    const toMs = Math.ceil(Date.now() / 3_600_000) * 3_600_000;
+    const api = await gw.api(
+      'GET',
+      `/analytics/usage?interval=hour&from=${new Date(toMs - 86_400_000).toISOString()}&to=${new Date(toMs).toISOString()}`,
+    );
+    const rows: Array<{ requests: number; cost: number; errors: number; latency_histogram: number[] }> =
+      api.body.data;
+    const apiCost = rows.reduce((sum, r) => sum + r.cost, 0);
+    expect(apiCost).toBeCloseTo(total, 10);
+    expect(Number(await cost.getAttribute('data-value'))).toBeCloseTo(apiCost, 12);
     expect(Number(await page.locator('[data-stat="requests"]').getAttribute('data-value'))).toBe(
       entries.length,
+    );
+    const merged = rows[0]?.latency_histogram.map((_, i) =>
+      rows.reduce((n, r) => n + (r.latency_histogram[i] ?? 0), 0),
+    );
+    expect(Number(await page.locator('[data-stat="p95-latency"]').getAttribute('data-value'))).toBe(
+      latencyQuantile(merged ?? [], 0.95),
     );
 
     const overTime = page.locator('[data-chart="over-time"]');
     // Hourly buckets over the last 24 hours, every request counted once.
     expect(Number(await overTime.getAttribute('data-points'))).toBeGreaterThanOrEqual(24);
     expect(Number(await overTime.getAttribute('data-sum'))).toBe(entries.length);
+    expect(Number(await page.locator('[data-chart="errors"]').getAttribute('data-sum'))).toBe(
+      entries.filter((e) => e.status >= 400).length,
+    );
     const models = new Set(entries.map((e) => e.model));
     const byModel = page.locator('[data-chart="cost-by-model"]');
     expect(Number(await byModel.getAttribute('data-points'))).toBe(models.size);
@@ -228,9 +250,9 @@ describe('web dashboard', () => {
     const teamA = entries.filter((e) => e.virtual_key === 'team-a').reduce((s, e) => s + e.cost, 0);
     expect(Number(await budgets.getAttribute('data-sum'))).toBeCloseTo(teamA, 10);
 
-    // Every chart drew on its canvas.
+    // Every chart drew on its canvas: three over time, five by dimension, the budgets.
     const canvases = page.locator('figure.chart canvas');
-    expect(await canvases.count()).toBe(5);
+    expect(await canvases.count()).toBe(9);
     const drawn = await canvases.evaluateAll((list) =>
       list.map((c) => {
         const canvas = c as HTMLCanvasElement;
@@ -238,7 +260,7 @@ describe('web dashboard', () => {
         return canvas.width > 0 && Array.prototype.some.call(pixels, (v: number) => v !== 0);
       }),
     );
-    expect(drawn).toEqual([true, true, true, true, true]);
+    expect(drawn).toEqual(Array(9).fill(true));
     await shot('dashboard-analytics');
   });
 

@@ -9,7 +9,12 @@ import {
   operationsOf,
   REALTIME_FUNCTIONS,
 } from '../../functions/core/operations';
-import { ALL_TABLES, type TableDefinition } from '../../functions/store/tables';
+import {
+  ALL_TABLES,
+  LOG_FILTER_ATTRIBUTES,
+  LOG_FILTER_INDEXES,
+  type TableDefinition,
+} from '../../functions/store/tables';
 import { GatewayStack, type GatewayStackProps, gatewayPropsFromContext } from '../../lib/gateway-stack';
 import { grantsFor } from '../../lib/grants';
 
@@ -239,19 +244,47 @@ describe('GatewayStack', () => {
       });
     });
 
-    it('creates the by-organisation index of the logs table from its definition', () => {
-      const [index] = tableDef('logs').globalIndexes;
-      if (!index) throw new Error('logs table definition has no index');
-      expect(resources[tableId('logs')]?.Properties.GlobalSecondaryIndexes).toEqual([
-        {
-          IndexName: 'by-organisation',
-          KeySchema: [
-            { AttributeName: index.partitionKey.name, KeyType: 'HASH' },
-            { AttributeName: index.sortKey.name, KeyType: 'RANGE' },
-          ],
-          Projection: { ProjectionType: 'ALL' },
-        },
+    it('indexes the logs table for each filter, copying only what filters test: never ALL, never bodies', () => {
+      const indexes = resources[tableId('logs')]?.Properties.GlobalSecondaryIndexes as Array<{
+        IndexName: string;
+        KeySchema: Array<{ AttributeName: string; KeyType: string }>;
+        Projection: { ProjectionType: string; NonKeyAttributes?: string[] };
+      }>;
+      expect(indexes.map((i) => i.IndexName)).toEqual([
+        'by-organisation',
+        ...LOG_FILTER_INDEXES.map(([name]) => name),
       ]);
+      for (const index of indexes) {
+        const def = tableDef('logs').globalIndexes.find((i) => i.name === index.IndexName);
+        expect(index.KeySchema).toEqual([
+          { AttributeName: def?.partitionKey.name, KeyType: 'HASH' },
+          { AttributeName: 'id', KeyType: 'RANGE' },
+        ]);
+        expect(index.Projection.ProjectionType).toBe('INCLUDE');
+        for (const body of ['request', 'response', 'request_json', 'response_json', 'attempts'])
+          expect(index.Projection.NonKeyAttributes).not.toContain(body);
+      }
+      expect(indexes[0]?.Projection.NonKeyAttributes).toEqual(['expires_at']);
+      expect(indexes[1]?.Projection.NonKeyAttributes).toEqual([...LOG_FILTER_ATTRIBUTES]);
+      // DynamoDB allows 100 projected attributes over all of a table's indexes.
+      expect(
+        indexes.reduce((n, i) => n + (i.Projection.NonKeyAttributes?.length ?? 0), 0),
+      ).toBeLessThanOrEqual(100);
+    });
+
+    it('tells every function the log shard count: 8 by default, gateway:logShards to raise it', () => {
+      // Every function that reads or writes the logs table.
+      const shardsOf = (t: Template) =>
+        Object.values(t.findResources('AWS::Lambda::Function'))
+          .map(
+            (f) =>
+              (f as { Properties: { Environment?: { Variables?: Record<string, unknown> } } }).Properties,
+          )
+          .filter((p) => p.Environment?.Variables?.TABLE_LOGS !== undefined)
+          .map((p) => p.Environment?.Variables?.GATEWAY_LOG_SHARDS);
+      expect(new Set(shardsOf(template))).toEqual(new Set(['8']));
+      expect(new Set(shardsOf(synth({ 'gateway:logShards': '32' }).template))).toEqual(new Set(['32']));
+      expect(() => synth({ 'gateway:logShards': '0' })).toThrow(/logShards/);
     });
 
     it('retains data by default and deletes it only when context says destroy', () => {

@@ -1,9 +1,15 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { completion, sendJson, startFakeOpenAI } from '../support/fake-openai';
 import { useGateway } from '../support/fixture';
 import { ADMIN_KEY, waitForLog } from '../support/gateway';
 
 const { gw, fake } = useGateway({ fake: startFakeOpenAI });
+
+beforeAll(async () => {
+  // Metadata filters on their own are served by the workspace's metadata indexes.
+  const indexed = await gw.api('PATCH', '/workspaces/default', { indexed_metadata: ['team', 'batch'] });
+  expect(indexed.status, JSON.stringify(indexed.body)).toBe(200);
+});
 
 const viaFake = (extra: Record<string, string> = {}) =>
   gw.client({ headers: { 'x-gateway-provider': 'openai', 'x-gateway-custom-host': fake.url, ...extra } });
@@ -188,6 +194,10 @@ describe('chat completions through the gateway', () => {
     expect(byTrace.body.data).toHaveLength(1);
     const none = await gw.api('GET', '/logs?metadata.team=other');
     expect(none.body.data).toEqual([]);
+    // A key the workspace does not index cannot be the only filter: no index serves it.
+    const unindexed = await gw.api('GET', '/logs?metadata.env=prod');
+    expect(unindexed.status).toBe(400);
+    expect(unindexed.body.error).toMatchObject({ code: 'unindexed_filter', param: 'metadata' });
   });
 
   it('logs cost null, never a guess, for a model without a price', async () => {

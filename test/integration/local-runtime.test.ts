@@ -158,7 +158,7 @@ describe('npm start', () => {
         credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
       });
       const tables = await db.send(new ListTablesCommand({}));
-      expect(tables.TableNames).toEqual(expect.arrayContaining(['gateway-control', 'gateway-logs']));
+      expect(tables.TableNames).toEqual(expect.arrayContaining(['gateway-control', 'gateway-logs-v2']));
       const control = await db.send(new ScanCommand({ TableName: 'gateway-control' }));
       expect(control.Items?.some((item) => item.sk?.S === 'ORG')).toBe(true);
       db.destroy();

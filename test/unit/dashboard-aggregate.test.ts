@@ -1,96 +1,89 @@
 import { describe, expect, it } from 'vitest';
 import {
   budgets,
-  costBy,
+  costByGroup,
   DAY_MS,
   HOUR_MS,
-  percentile,
+  intervalFor,
+  LATENCY_BOUNDS_MS,
+  mergeHistograms,
+  quantile,
   summarise,
   timeSeries,
 } from '../../dashboard/src/aggregate';
-import type { LogEntry, VirtualKey } from '../../dashboard/src/api';
+import type { UsageRow } from '../../dashboard/src/api';
+import { latencyQuantile, LATENCY_BOUNDS_MS as SERVER_BOUNDS } from '../../functions/store/analytics-store';
 
-const at = (ms: number, fields: Partial<LogEntry> = {}): LogEntry => ({
-  id: String(ms),
-  trace_id: 't',
-  timestamp: new Date(ms).toISOString(),
-  workspace: 'default',
-  auth: { type: 'api_key' },
-  user: null,
-  metadata: {},
-  operation: 'chat.completions',
-  provider: 'openai',
-  model: 'gpt-4o',
-  virtual_key: null,
-  status: 200,
-  stream: false,
-  latency_ms: 10,
-  upstream_latency_ms: 8,
-  usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
+// The analytics page's figures from the server's aggregate rows.
+
+const histogram = (bucket: number, n: number) => {
+  const h = LATENCY_BOUNDS_MS.map(() => 0).concat(0);
+  h[bucket] = n;
+  return h;
+};
+
+const row = (startMs: number, fields: Partial<UsageRow> = {}): UsageRow => ({
+  bucket_start: new Date(startMs).toISOString(),
+  requests: 2,
+  prompt_tokens: 10,
+  completion_tokens: 4,
+  total_tokens: 14,
   cost: 0.5,
-  request: null,
-  response: null,
-  error: null,
+  errors: 1,
+  latency_ms: { mean: 40, p50: 37, p95: 49 },
+  latency_histogram: histogram(1, 2),
   ...fields,
 });
 
-describe('dashboard analytics', () => {
-  it('puts every entry of the range in one hourly bucket, empty hours included', () => {
-    const to = new Date(2026, 0, 2, 12).getTime();
-    const from = to - DAY_MS;
-    const entries = [at(to - 30 * 60_000), at(to - 40 * 60_000, { cost: 0.25 }), at(from + HOUR_MS + 1)];
-    const s = timeSeries(entries, from, to);
-    expect(s.labels).toHaveLength(25);
-    expect(s.labels[0]).toBe('01-01 12:00');
-    expect(s.requests.reduce((a, b) => a + b, 0)).toBe(3);
-    expect(s.requests[23]).toBe(2);
-    expect(s.cost[23]).toBeCloseTo(0.75, 12);
-    expect(s.requests[1]).toBe(1);
+const start = Date.UTC(2026, 0, 10, 0, 0, 0);
+
+describe('dashboard analytics from server aggregates', () => {
+  it('reads hours up to two days and days beyond', () => {
+    expect(intervalFor(0, DAY_MS)).toBe('hour');
+    expect(intervalFor(0, 7 * DAY_MS)).toBe('day');
   });
 
-  it('uses daily buckets beyond two days and ignores entries outside the range', () => {
-    const to = new Date(2026, 0, 8, 0).getTime();
-    const s = timeSeries([at(to - DAY_MS / 2), at(to + 2 * DAY_MS)], to - 7 * DAY_MS, to);
-    expect(s.labels).toHaveLength(8);
-    expect(s.labels[0]).toBe('01-01');
-    expect(s.requests.reduce((a, b) => a + b, 0)).toBe(1);
+  it('sums the totals and merges histograms for the range’s quantiles, as the server does', () => {
+    const rows = [row(start), row(start + HOUR_MS, { latency_histogram: histogram(7, 18), requests: 18 })];
+    const s = summarise(rows);
+    expect(s).toMatchObject({ requests: 20, cost: 1, promptTokens: 20, completionTokens: 8, errors: 2 });
+    const merged = mergeHistograms(rows.map((r) => r.latency_histogram));
+    expect(s.p95LatencyMs).toBe(quantile(merged, 0.95));
+    expect(s.p95LatencyMs).toBe(latencyQuantile(merged, 0.95));
+    expect(LATENCY_BOUNDS_MS).toEqual(SERVER_BOUNDS);
   });
 
-  it('ranks cost by a key, folding the tail into "other"', () => {
-    const entries = ['a', 'b', 'b', 'c', null].map((model, i) => at(i, { model, cost: 1 }));
-    expect(costBy(entries, (e) => e.model, 2)).toEqual({
-      labels: ['b', '(none)', 'other'],
-      values: [2, 1, 2],
+  it('lays the rows on every bucket of the range, empty ones at zero', () => {
+    const series = timeSeries([row(start + 2 * HOUR_MS)], start, start + 5 * HOUR_MS, 'hour');
+    expect(series.labels).toHaveLength(6);
+    expect(series.requests).toEqual([0, 0, 2, 0, 0, 0]);
+    expect(series.p95).toEqual([null, null, 49, null, null, null]);
+    const days = timeSeries([row(start + DAY_MS)], start, start + 3 * DAY_MS - 1, 'day');
+    expect(days.labels).toEqual(['01-10', '01-11', '01-12']);
+    expect(days.cost).toEqual([0, 0.5, 0]);
+  });
+
+  it('ranks groups by cost over the range, the rest as other', () => {
+    const rows = [
+      row(start, { group: 'a', cost: 1 }),
+      row(start + HOUR_MS, { group: 'a', cost: 2 }),
+      row(start, { group: 'b', cost: 5 }),
+      row(start, { group: null, cost: 0.25 }),
+    ];
+    expect(costByGroup(rows)).toEqual({ labels: ['b', 'a', '(none)'], values: [5, 3, 0.25] });
+    expect(costByGroup(rows, 1)).toEqual({ labels: ['b', 'other'], values: [5, 3.25] });
+  });
+
+  it('shows the workspace, API key and virtual key budgets', () => {
+    const b = budgets({
+      workspace: { slug: 'default', budget: { limit: 10, spent: 2, remaining: 8, period_start: null } },
+      api_keys: [{ id: 'k', name: 'ci', budget: { limit: 3, spent: 1, remaining: 2, period_start: null } }],
+      virtual_keys: [{ slug: 'team-a', name: 'Team A', budget_limit: 5, spent: 4, remaining: 1 }],
     });
-  });
-
-  it('summarises totals, errors and nearest-rank percentiles', () => {
-    const entries = [1, 2, 3, 4, 100].map((ms, i) => at(i, { latency_ms: ms, status: i === 4 ? 502 : 200 }));
-    expect(summarise(entries)).toMatchObject({
-      requests: 5,
-      cost: 2.5,
-      promptTokens: 50,
-      completionTokens: 10,
-      errors: 1,
-      p50LatencyMs: 3,
-      p95LatencyMs: 100,
-    });
-    expect(percentile([], 0.5)).toBeNull();
-  });
-
-  it('lists virtual keys by spend, with their budgets', () => {
-    const key = (slug: string, spent: number, budget_limit: number | null): VirtualKey => ({
-      slug,
-      name: slug,
-      provider: 'openai',
-      spent,
-      budget_limit,
-      period: 'all',
-    });
-    expect(budgets([key('a', 1, null), key('b', 3, 10)])).toEqual({
-      labels: ['b', 'a'],
-      spent: [3, 1],
-      limit: [10, null],
+    expect(b).toEqual({
+      labels: ['workspace default', 'API key ci', 'team-a'],
+      spent: [2, 1, 4],
+      limit: [10, 3, 5],
     });
   });
 });

@@ -54,16 +54,50 @@ function entry(overrides: Partial<LogEntry> = {}): LogEntry {
   };
 }
 
-const written = () => db.commandCalls(PutCommand).map((c) => c.args[0].input.Item as Record<string, unknown>);
+const puts = () => db.commandCalls(PutCommand).map((c) => c.args[0].input.Item as Record<string, unknown>);
+// Index items: the body items (`pk` ending in `#body`) are written beside them.
+const written = () => puts().filter((item) => !String(item.pk).endsWith('#body'));
+const bodies = () => puts().filter((item) => String(item.pk).endsWith('#body'));
 const bytes = (item: unknown) => Buffer.byteLength(JSON.stringify(item));
 
 describe('the log writer', () => {
-  it('keeps a small entry whole in the item', async () => {
+  it('keeps a small entry in a small index item and its bodies in a body item apart', async () => {
     db.on(PutCommand).resolves({});
     await new LogStore().put(entry());
     const [item] = written();
-    expect(item).toMatchObject({ model: 'gpt-4o', request_json: '{"messages":[]}' });
+    expect(item).toMatchObject({ model: 'gpt-4o', pk: expect.stringMatching(/^org_1#default#\d+$/) });
+    expect(item?.request_json).toBeUndefined();
+    expect(item?.request).toBeUndefined();
     expect(item?.body_ref).toBeUndefined();
+    expect(bodies()).toEqual([
+      expect.objectContaining({ pk: `${item?.pk}#body`, request_json: '{"messages":[]}' }),
+    ]);
+  });
+
+  it('derives the shard from the id and keys every filter index within it', async () => {
+    db.on(PutCommand).resolves({});
+    const { logShard } = await import('../../functions/store/log-store');
+    await new LogStore().put(
+      entry({ user: 'alice', virtual_key: 'vk', metadata: { team: 'a', env: 'b' }, status: 404 }),
+      { indexedMetadata: ['env', 'team'] },
+    );
+    const [item] = written();
+    const shard = logShard('01JABCDEFGHJKMNPQRSTVWXYZ0');
+    const prefix = `org_1#default#${shard}`;
+    expect(item).toMatchObject({
+      pk: prefix,
+      org_shard: `org_1#${shard}`,
+      user_key: `${prefix}#alice`,
+      virtual_key_key: `${prefix}#vk`,
+      api_key_key: `${prefix}#key_1`,
+      api_key_id: 'key_1',
+      trace_key: `${prefix}#t`,
+      model_key: `${prefix}#gpt-4o`,
+      status_class_key: `${prefix}#4xx`,
+      metadata_key_1: `${prefix}#env=b`,
+      metadata_key_2: `${prefix}#team=a`,
+    });
+    expect(item?.metadata_key_3).toBeUndefined();
   });
 
   it('measures UTF-8 bytes: 150,000 three-byte characters go to the blob store', async () => {
@@ -99,7 +133,9 @@ describe('the log writer', () => {
       .rejectsOnce(new Error('Item size has exceeded the maximum allowed size'))
       .rejectsOnce(new Error('Item size has exceeded the maximum allowed size'))
       .resolves({});
-    await new LogStore().put(entry({ cost: Number.NaN, metadata: { a: 'b' } }));
+    await new LogStore().put(
+      entry({ cost: Number.NaN, metadata: { a: 'b' }, request: null, response: null }),
+    );
     const items = written();
     expect(items).toHaveLength(3);
     expect(items[2]).toMatchObject({
@@ -114,7 +150,9 @@ describe('the log writer', () => {
 
   it('throws only when even the minimal entry cannot be written', async () => {
     db.on(PutCommand).rejects(new Error('table is gone'));
-    await expect(new LogStore().put(entry())).rejects.toThrow(/could not be written/);
+    await expect(new LogStore().put(entry({ request: null, response: null }))).rejects.toThrow(
+      /could not be written/,
+    );
     expect(written()).toHaveLength(3);
   });
 });

@@ -1,0 +1,311 @@
+import { createHash } from 'node:crypto';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { LogEntry } from '../core/log-entry';
+import { documentClient, nowEpochSeconds, tableName } from './dynamo';
+import { statusClass } from './log-store';
+
+// Usage aggregates: per hour and per day, per workspace and per value of each dimension, one counter item
+// updated with a single ADD per logged request, so analytics read a few items per bucket, never log rows.
+// Items are write-sharded like the logs (a random shard per write): no counter takes more than its share
+// of a busy workspace's writes. Readers sum the shards.
+
+export const DIMENSIONS = ['user', 'model', 'provider', 'virtual_key', 'api_key', 'status_class'] as const;
+export type Dimension = (typeof DIMENSIONS)[number];
+export type Interval = 'hour' | 'day';
+
+const SHARDS = Number(process.env.GATEWAY_LOG_SHARDS ?? 8);
+/** Upper bounds (ms) of the latency histogram's buckets; the last is open. */
+export const LATENCY_BOUNDS_MS = [
+  25, 50, 100, 200, 300, 500, 750, 1_000, 1_500, 2_000, 3_000, 5_000, 7_500, 10_000, 15_000, 20_000, 30_000,
+  60_000, 120_000, 300_000,
+];
+// Hourly counters are kept 90 days, daily ones about 13 months.
+const KEEP_SECONDS: Record<Interval, number> = { hour: 90 * 86_400, day: 400 * 86_400 };
+const BUCKET_CHARS: Record<Interval, number> = { hour: 13, day: 10 };
+// A value past this many bytes is keyed by its hash; the item keeps its first characters to show.
+const KEY_VALUE_BYTES = 512;
+
+const histogramAttribute = (i: number) => `h${String(i).padStart(2, '0')}`;
+
+/** The histogram bucket of a latency. */
+export function latencyBucket(ms: number): number {
+  const i = LATENCY_BOUNDS_MS.findIndex((bound) => ms <= bound);
+  return i === -1 ? LATENCY_BOUNDS_MS.length : i;
+}
+
+/** The latency at quantile `q` of a histogram, interpolated inside its bucket. */
+export function latencyQuantile(histogram: number[], q: number): number | null {
+  const total = histogram.reduce((a, b) => a + b, 0);
+  if (total === 0) return null;
+  const rank = q * total;
+  let seen = 0;
+  for (let i = 0; i < histogram.length; i++) {
+    const n = histogram[i] ?? 0;
+    if (n > 0 && seen + n >= rank) {
+      const low = i === 0 ? 0 : (LATENCY_BOUNDS_MS[i - 1] as number);
+      const high = LATENCY_BOUNDS_MS[i];
+      if (high === undefined) return low;
+      return Math.round(low + ((high - low) * (rank - seen)) / n);
+    }
+    seen += n;
+  }
+  return LATENCY_BOUNDS_MS[LATENCY_BOUNDS_MS.length - 1] as number;
+}
+
+/** The start of the bucket a time falls in, as the key text: `2026-11-23T04` or `2026-11-23`. */
+export const bucketOf = (ms: number, interval: Interval) =>
+  new Date(ms).toISOString().slice(0, BUCKET_CHARS[interval]);
+
+/** What one entry contributes to each dimension: null where the entry has no value. */
+export function dimensionValues(entry: LogEntry): Record<Dimension, string | null> {
+  return {
+    user: entry.user,
+    model: entry.model,
+    provider: entry.provider,
+    virtual_key: entry.virtual_key,
+    api_key: entry.auth.key_id ?? null,
+    status_class: statusClass(entry.status),
+  };
+}
+
+const keyValue = (value: string | null) =>
+  value === null
+    ? ''
+    : Buffer.byteLength(value) <= KEY_VALUE_BYTES
+      ? value
+      : `sha256:${createHash('sha256').update(value).digest('hex')}`;
+const partition = (
+  organisationId: string,
+  workspace: string,
+  interval: Interval,
+  dimension: string,
+  shard: number,
+) => `AN#${organisationId}#${workspace}#${interval}#${dimension}#${shard}`;
+
+export interface UsageBucket {
+  bucket: string;
+  /** The dimension's value; null for entries without one, and when not grouped. */
+  group: string | null;
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number;
+  errors: number;
+  latency_sum_ms: number;
+  histogram: number[];
+}
+
+/** What a batch of requests adds to one counter item. */
+interface Increment {
+  organisationId: string;
+  workspace: string;
+  interval: Interval;
+  dimension: string;
+  bucket: string;
+  value: string | null;
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number;
+  errors: number;
+  latency_sum_ms: number;
+  histogram: Map<number, number>;
+}
+
+export interface UsageQuery {
+  organisationId: string;
+  workspaces: string[];
+  interval: Interval;
+  groupBy?: Dimension;
+  fromMs: number;
+  toMs: number;
+}
+
+export class AnalyticsStore {
+  private readonly db = documentClient();
+
+  /** Increments not yet sent, by counter item; requests that end together share one write per item. */
+  private pending = new Map<string, Increment>();
+  private nextFlush: Promise<void> | undefined;
+  private lastFlush: Promise<void> = Promise.resolve();
+
+  /**
+   * Adds one logged request to its hour and day counters, overall and per dimension; resolves once they
+   * are written. Requests served at the same time by one process (the local server) share one ADD per
+   * counter; a Lambda environment serves one at a time, so there it is one ADD per counter per request.
+   */
+  record(entry: LogEntry): Promise<void> {
+    const at = Date.parse(entry.timestamp);
+    const dimensions: Array<[string, string | null]> = [
+      ['all', null],
+      ...Object.entries(dimensionValues(entry)),
+    ];
+    for (const interval of ['hour', 'day'] as const) {
+      const bucket = bucketOf(at, interval);
+      for (const [dimension, value] of dimensions) {
+        const key = [
+          entry.organisation_id,
+          entry.workspace,
+          interval,
+          dimension,
+          bucket,
+          keyValue(value),
+        ].join('\u0000');
+        let inc = this.pending.get(key);
+        if (!inc) {
+          inc = {
+            organisationId: entry.organisation_id,
+            workspace: entry.workspace,
+            interval,
+            dimension,
+            bucket,
+            value,
+            requests: 0,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            cost: 0,
+            errors: 0,
+            latency_sum_ms: 0,
+            histogram: new Map(),
+          };
+          this.pending.set(key, inc);
+        }
+        inc.requests += 1;
+        inc.prompt_tokens += entry.usage?.prompt_tokens ?? 0;
+        inc.completion_tokens += entry.usage?.completion_tokens ?? 0;
+        inc.cost += typeof entry.cost === 'number' && Number.isFinite(entry.cost) ? entry.cost : 0;
+        inc.errors += entry.status >= 400 ? 1 : 0;
+        inc.latency_sum_ms += entry.latency_ms;
+        const h = latencyBucket(entry.latency_ms);
+        inc.histogram.set(h, (inc.histogram.get(h) ?? 0) + 1);
+      }
+    }
+    // One flush at a time; increments arriving meanwhile wait for the next one.
+    this.nextFlush ??= this.lastFlush
+      .catch(() => undefined)
+      .then(async () => {
+        const batch = this.pending;
+        this.pending = new Map();
+        this.nextFlush = undefined;
+        this.lastFlush = this.write([...batch.values()]);
+        await this.lastFlush;
+      });
+    return this.nextFlush;
+  }
+
+  private async write(increments: Increment[]): Promise<void> {
+    // Any shard will do: readers sum them all. A random one spreads a busy workspace's writes.
+    const shard = Math.floor(Math.random() * SHARDS);
+    await Promise.all(
+      increments.map((inc) => {
+        const names: Record<string, string> = { '#value': 'value' };
+        const values: Record<string, unknown> = {
+          ':value': inc.value === null ? null : inc.value.slice(0, 256),
+          ':exp': nowEpochSeconds() + KEEP_SECONDS[inc.interval],
+          ':requests': inc.requests,
+          ':in': inc.prompt_tokens,
+          ':out': inc.completion_tokens,
+          ':cost': inc.cost,
+          ':err': inc.errors,
+          ':lat': inc.latency_sum_ms,
+        };
+        const adds = [
+          'requests :requests',
+          'prompt_tokens :in',
+          'completion_tokens :out',
+          'cost :cost',
+          'errors :err',
+          'latency_sum_ms :lat',
+        ];
+        for (const [bucket, n] of inc.histogram) {
+          names[`#h${bucket}`] = histogramAttribute(bucket);
+          values[`:h${bucket}`] = n;
+          adds.push(`#h${bucket} :h${bucket}`);
+        }
+        return this.db.send(
+          new UpdateCommand({
+            TableName: tableName('counters'),
+            Key: {
+              pk: partition(inc.organisationId, inc.workspace, inc.interval, inc.dimension, shard),
+              sk: `${inc.bucket}#${keyValue(inc.value)}`,
+            },
+            UpdateExpression: `SET #value = :value, expires_at = :exp ADD ${adds.join(', ')}`,
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+          }),
+        );
+      }),
+    );
+  }
+
+  /** The counters of every bucket from `fromMs` to `toMs`, shards and workspaces summed, oldest first. */
+  async read(query: UsageQuery): Promise<UsageBucket[]> {
+    const dimension = query.groupBy ?? 'all';
+    const low = bucketOf(query.fromMs, query.interval);
+    const high = `${bucketOf(query.toMs, query.interval)}#\uffff`;
+    const reads: Promise<Record<string, unknown>[]>[] = [];
+    for (const workspace of query.workspaces) {
+      for (let shard = 0; shard < SHARDS; shard++) {
+        reads.push(
+          this.queryAll(
+            partition(query.organisationId, workspace, query.interval, dimension, shard),
+            low,
+            high,
+          ),
+        );
+      }
+    }
+    const sums = new Map<string, UsageBucket>();
+    for (const item of (await Promise.all(reads)).flat()) {
+      const sk = String(item.sk);
+      const bucket = sk.slice(0, BUCKET_CHARS[query.interval]);
+      const key = sk.slice(BUCKET_CHARS[query.interval] + 1);
+      const id = `${bucket}#${key}`;
+      let sum = sums.get(id);
+      if (!sum) {
+        sum = {
+          bucket,
+          group: dimension === 'all' ? null : ((item.value as string | null | undefined) ?? null),
+          requests: 0,
+          prompt_tokens: 0,
+          completion_tokens: 0,
+          cost: 0,
+          errors: 0,
+          latency_sum_ms: 0,
+          histogram: LATENCY_BOUNDS_MS.map(() => 0).concat(0),
+        };
+        sums.set(id, sum);
+      }
+      sum.requests += num(item.requests);
+      sum.prompt_tokens += num(item.prompt_tokens);
+      sum.completion_tokens += num(item.completion_tokens);
+      sum.cost += num(item.cost);
+      sum.errors += num(item.errors);
+      sum.latency_sum_ms += num(item.latency_sum_ms);
+      sum.histogram = sum.histogram.map((n, i) => n + num(item[histogramAttribute(i)]));
+    }
+    return [...sums.values()].sort((a, b) =>
+      a.bucket === b.bucket ? (a.group ?? '').localeCompare(b.group ?? '') : a.bucket < b.bucket ? -1 : 1,
+    );
+  }
+
+  private async queryAll(pk: string, low: string, high: string): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await this.db.send(
+        new QueryCommand({
+          TableName: tableName('counters'),
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
+          ExpressionAttributeValues: { ':pk': pk, ':low': low, ':high': high },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      items.push(...(out.Items ?? []));
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+}
+
+const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
