@@ -3,34 +3,18 @@ import type {
   MessageCreateParamsStreaming,
   RawMessageStreamEvent,
 } from '@anthropic-ai/sdk/resources/messages';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { anthropicDefault, message, openSse, plan, sse, streamEvents } from '../support/fake-anthropic';
-import { chunk, completion, type FakeOpenAI, sendJson, sseData } from '../support/fake-openai';
-import { type FakeUpstream, sendJson as sendUpstreamJson } from '../support/fake-upstream';
-import { ADMIN_KEY, type TestGateway, waitForLog } from '../support/gateway';
-import { AWS_KEYS, type ProviderFakes, startProviderFakes } from '../support/provider-fakes';
+import { chunk, completion, sendJson, sseData } from '../support/fake-openai';
+import { sendJson as sendUpstreamJson } from '../support/fake-upstream';
+import { useGateway } from '../support/fixture';
+import { ADMIN_KEY, waitForLog } from '../support/gateway';
+import { AWS_KEYS, PROVIDER_FAKES } from '../support/provider-fakes';
 
 // Anthropic's Messages API through the real server, driven by the official `@anthropic-ai/sdk` client
 // as Claude Code drives it, against fakes that speak each provider's own wire format.
 
-let gw: TestGateway;
-let anthropic: FakeUpstream;
-let bedrock: FakeUpstream;
-let google: FakeUpstream;
-let openai: FakeOpenAI;
-
-let fakes: ProviderFakes;
-
-beforeAll(async () => {
-  fakes = await startProviderFakes();
-  ({ gw, anthropic, bedrock, google, openai } = fakes);
-});
-afterAll(async () => {
-  await fakes?.stop();
-});
-beforeEach(() => {
-  fakes.reset();
-});
+const { gw, anthropic, bedrock, google, openai } = useGateway(PROVIDER_FAKES);
 
 const root = () => gw.url.replace(/\/v1$/, '');
 

@@ -1,18 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeOpenAI, startFakeOpenAI } from '../support/fake-openai';
-import { ADMIN_KEY, startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { describe, expect, it } from 'vitest';
+import { startFakeOpenAI } from '../support/fake-openai';
+import { useGateway } from '../support/fixture';
+import { ADMIN_KEY, waitForLog } from '../support/gateway';
 
-let gw: TestGateway;
-let fake: FakeOpenAI;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  await gw?.stop();
-  await fake?.close();
-});
+const { gw, fake } = useGateway({ fake: startFakeOpenAI });
 
 const chat = (gatewayKey: string) =>
   gw

@@ -1,34 +1,18 @@
 import http from 'node:http';
 import fc from 'fast-check';
 import { APIError } from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { awsEvent, awsException, openEventStream, startFakeBedrock } from '../support/fake-bedrock';
 import { startFakeGoogle } from '../support/fake-google';
-import {
-  chunk,
-  completion,
-  type FakeOpenAI,
-  openSse,
-  sendJson,
-  sseData,
-  startFakeOpenAI,
-} from '../support/fake-openai';
+import { chunk, completion, openSse, sendJson, sseData, startFakeOpenAI } from '../support/fake-openai';
 import type { FakeUpstream } from '../support/fake-upstream';
-import { ADMIN_KEY, startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { useGateway } from '../support/fixture';
+import { ADMIN_KEY, waitForLog } from '../support/gateway';
 
 // The corpus of malformed requests from issue 14: each must be a 4xx (never a 5xx), and each
 // authenticated model request must leave a log entry, whatever its size.
 
-let gw: TestGateway;
-let fake: FakeOpenAI;
-
-beforeAll(async () => {
-  [gw, fake] = await Promise.all([startTestGateway(), startFakeOpenAI()]);
-});
-afterAll(async () => {
-  await Promise.all([gw?.stop(), fake?.close()]);
-});
-beforeEach(() => fake.reset());
+const { gw, fake } = useGateway({ fake: startFakeOpenAI });
 
 const nested = (depth: number, open = '[', close = ']', inner = '1') =>
   `${open.repeat(depth)}${inner}${close.repeat(depth)}`;

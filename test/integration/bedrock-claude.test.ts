@@ -1,25 +1,15 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openEventStream, streamMessages } from '../support/fake-bedrock';
-import { ADMIN_KEY, type TestGateway, waitForLog } from '../support/gateway';
-import { AWS_KEYS, type ProviderFakes, startProviderFakes } from '../support/provider-fakes';
+import { useGateway } from '../support/fixture';
+import { ADMIN_KEY, waitForLog } from '../support/gateway';
+import { AWS_KEYS, PROVIDER_FAKES } from '../support/provider-fakes';
 
 // Claude on Bedrock through the real server: Anthropic's model names, thinking and prompt caching as
 // Converse takes them, driven by `@anthropic-ai/sdk` and `openai` against the fake Bedrock Runtime.
 
-let fakes: ProviderFakes;
-let gw: TestGateway;
-
-beforeAll(async () => {
-  fakes = await startProviderFakes();
-  gw = fakes.gw;
-});
-afterAll(async () => {
-  await fakes?.stop();
-});
-beforeEach(() => {
-  fakes.reset();
-});
+const fakes = useGateway(PROVIDER_FAKES);
+const { gw } = fakes;
 
 const config = (region: string) =>
   JSON.stringify({ provider: 'bedrock', api_key: AWS_KEYS, custom_host: fakes.bedrock.url, region });

@@ -2,11 +2,10 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   chunk,
   completion,
-  type FakeOpenAI,
   openSse,
   sendJson,
   sleep,
@@ -14,7 +13,8 @@ import {
   startFakeOpenAI,
 } from '../support/fake-openai';
 import { startFakeRealtime } from '../support/fake-realtime';
-import { ADMIN_KEY, startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { useGateway } from '../support/fixture';
+import { ADMIN_KEY, waitForLog } from '../support/gateway';
 import { openRealtime, refusal } from '../support/realtime-client';
 
 // Every request asks for at most 10,000 output tokens of gpt-4o-mini (0.60 USD per million): its
@@ -25,17 +25,8 @@ const MAX_TOKENS = 10_000;
 const LIMIT = 0.0605;
 const CONCURRENT = 100;
 
-let gw: TestGateway;
-let fake: FakeOpenAI;
-
-beforeAll(async () => {
-  [gw, fake] = await Promise.all([startTestGateway(), startFakeOpenAI()]);
-});
-afterAll(async () => {
-  await Promise.all([gw.stop(), fake.close()]);
-});
+const { gw, fake } = useGateway({ fake: startFakeOpenAI });
 beforeEach(() => {
-  fake.reset();
   fake.use((req, res) => {
     const max = Number(req.body.max_tokens ?? req.body.max_completion_tokens ?? 5);
     sendJson(

@@ -1,15 +1,8 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  chunk,
-  type FakeOpenAI,
-  openSse,
-  sendJson,
-  sleep,
-  sseData,
-  startFakeOpenAI,
-} from '../support/fake-openai';
-import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { chunk, openSse, sendJson, sleep, sseData, startFakeOpenAI } from '../support/fake-openai';
+import { useGateway } from '../support/fixture';
+import { waitForLog } from '../support/gateway';
 
 // Every priced operation reserves the most it can cost before its call, like chat. An embedding of a
 // 100,000-character input is bounded by the 100,002 bytes of the input's JSON; the fake reports exactly
@@ -20,17 +13,8 @@ const EMBEDDING_TOKENS = INPUT.length + 2;
 const EMBEDDING_USD = (EMBEDDING_TOKENS * 0.13) / 1e6;
 const IMAGE_USD = 0.12;
 
-let gw: TestGateway;
-let fake: FakeOpenAI;
-
-beforeAll(async () => {
-  [gw, fake] = await Promise.all([startTestGateway(), startFakeOpenAI()]);
-});
-afterAll(async () => {
-  await Promise.all([gw.stop(), fake.close()]);
-});
+const { gw, fake } = useGateway({ fake: startFakeOpenAI });
 beforeEach(() => {
-  fake.reset();
   fake.use(async (req, res) => {
     // Slow enough that every request of a flood is in flight before the first is settled.
     await sleep(20);

@@ -1,24 +1,16 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { periodOf } from '../../functions/gateway/budget';
-import { completion, type FakeOpenAI, sendJson, sleep, startFakeOpenAI } from '../support/fake-openai';
-import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { completion, sendJson, sleep, startFakeOpenAI } from '../support/fake-openai';
+import { useGateway } from '../support/fixture';
+import { waitForLog } from '../support/gateway';
 
 // 100k prompt + 50k completion tokens of gpt-4o-mini: 0.015 + 0.03 = 0.045 USD per request.
 const USAGE = { prompt_tokens: 100_000, completion_tokens: 50_000 };
 const COST = 0.045;
 
-let gw: TestGateway;
-let fake: FakeOpenAI;
-
-beforeAll(async () => {
-  [gw, fake] = await Promise.all([startTestGateway(), startFakeOpenAI()]);
-});
-afterAll(async () => {
-  await Promise.all([gw.stop(), fake.close()]);
-});
+const { gw, fake } = useGateway({ fake: startFakeOpenAI });
 beforeEach(() => {
-  fake.reset();
   fake.use(async (req, res) => {
     const last = (req.body.messages as Array<{ content: string }>).at(-1)?.content;
     if (last === 'slow') await sleep(600);

@@ -1,22 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { completion, type FakeOpenAI, sendJson, startFakeOpenAI } from '../support/fake-openai';
-import { ADMIN_KEY, startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { completion, sendJson, startFakeOpenAI } from '../support/fake-openai';
+import { useGateway } from '../support/fixture';
+import { ADMIN_KEY, waitForLog } from '../support/gateway';
 
-let gw: TestGateway;
-let fake: FakeOpenAI;
+const { gw, fake } = useGateway({ fake: startFakeOpenAI });
 
 beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  gw = await startTestGateway();
   // Metadata filters on their own are served by the workspace's metadata indexes.
   const indexed = await gw.api('PATCH', '/workspaces/default', { indexed_metadata: ['team', 'batch'] });
   expect(indexed.status, JSON.stringify(indexed.body)).toBe(200);
 });
-afterAll(async () => {
-  await gw?.stop();
-  await fake?.close();
-});
-beforeEach(() => fake.reset());
 
 const viaFake = (extra: Record<string, string> = {}) =>
   gw.client({ headers: { 'x-gateway-provider': 'openai', 'x-gateway-custom-host': fake.url, ...extra } });

@@ -1,14 +1,12 @@
 import { createServer } from 'node:net';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAI, sendJson, sleep, startFakeOpenAI } from '../support/fake-openai';
-import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { useGateway } from '../support/fixture';
+import { waitForLog } from '../support/gateway';
 
 const messages = [{ role: 'user' as const, content: 'hi' }];
-
-let gw: TestGateway;
-let primary: FakeOpenAI;
-let secondary: FakeOpenAI;
+const { gw, primary, secondary } = useGateway({ primary: startFakeOpenAI, secondary: startFakeOpenAI });
 let closedPort: string;
 
 /** A port nothing listens on: connecting to it is refused. */
@@ -21,15 +19,7 @@ async function refusedUrl(): Promise<string> {
 }
 
 beforeAll(async () => {
-  [gw, primary, secondary] = await Promise.all([startTestGateway(), startFakeOpenAI(), startFakeOpenAI()]);
   closedPort = await refusedUrl();
-});
-afterAll(async () => {
-  await Promise.all([gw.stop(), primary.close(), secondary.close()]);
-});
-beforeEach(() => {
-  primary.reset();
-  secondary.reset();
 });
 
 const failWith = (status: number, headers: Record<string, string> = {}) =>

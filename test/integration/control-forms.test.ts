@@ -1,17 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../support/gateway';
+import { describe, expect, it } from 'vitest';
+import { useGateway } from '../support/fixture';
 
 // What a form needs from the control plane: the caller's rights, and refusals that name the field.
 
-let gw: TestGateway;
-
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-
-afterAll(async () => {
-  await gw?.stop();
-});
+const { gw } = useGateway();
 
 describe('the control plane for forms', () => {
   it("reports the caller's rights with the organisation", async () => {

@@ -1,17 +1,11 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../support/gateway';
+import { describe, expect, it } from 'vitest';
+import { useGateway } from '../support/fixture';
 
 // Strict types on every control-plane body: any JSON value in any field is answered, never a 5xx, and a
 // null (or a wrong type) where a string enum or a required field is expected is a 400 that names it.
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  await gw?.stop();
-});
+const { gw } = useGateway();
 
 /** A valid body for each create or update, so that one field at a time can be spoiled. */
 const BODIES: Array<{ method: string; path: string; body: Record<string, unknown> }> = [

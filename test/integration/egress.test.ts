@@ -1,9 +1,10 @@
 import type { LookupAddress } from 'node:dns';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { configureAddressGuard } from '../../functions/gateway/address-guard';
-import { type FakeOpenAI, startFakeOpenAI } from '../support/fake-openai';
-import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { startFakeOpenAI } from '../support/fake-openai';
+import { useGateway } from '../support/fixture';
+import { waitForLog } from '../support/gateway';
 
 const messages = [{ role: 'user' as const, content: 'hi' }];
 const LOCAL = { onAws: false, allowPrivate: true };
@@ -19,20 +20,17 @@ const answers: Record<string, LookupAddress[]> = {
   'private.test': [{ address: '10.0.0.5', family: 4 }],
 };
 
-let gw: TestGateway;
-let fake: FakeOpenAI;
+// The fake resolver is in place before the gateway starts.
+beforeAll(() => {
+  configureAddressGuard({ environment: LOCAL, resolver: (host, cb) => cb(null, answers[host] ?? []) });
+});
+const { gw, fake } = useGateway({ fake: startFakeOpenAI });
 let port: string;
 
-beforeAll(async () => {
-  configureAddressGuard({ environment: LOCAL, resolver: (host, cb) => cb(null, answers[host] ?? []) });
-  [gw, fake] = await Promise.all([startTestGateway(), startFakeOpenAI()]);
+beforeAll(() => {
   port = new URL(fake.url).port;
 });
-afterAll(async () => {
-  await Promise.all([gw.stop(), fake.close()]);
-});
 beforeEach(() => {
-  fake.reset();
   configureAddressGuard({ environment: LOCAL });
 });
 

@@ -1,16 +1,10 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../support/gateway';
+import { describe, expect, it } from 'vitest';
+import { useGateway } from '../support/fixture';
 
 // The first mistakes a newcomer makes get an answer that says what to change.
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  await gw?.stop();
-});
+const { gw } = useGateway();
 
 describe('a provider key where the gateway key belongs', () => {
   it('in Authorization, with no gateway key: says the gateway key goes in x-gateway-api-key', async () => {

@@ -1,28 +1,21 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { APIError } from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FakeOpenAI, sendJson, sleep, startFakeOpenAI } from '../support/fake-openai';
-import { ADMIN_KEY, startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sendJson, sleep, startFakeOpenAI } from '../support/fake-openai';
+import { useGateway } from '../support/fixture';
+import { ADMIN_KEY, waitForLog } from '../support/gateway';
 
-let gw: TestGateway;
-let fake: FakeOpenAI;
+const { gw, fake } = useGateway({ fake: startFakeOpenAI });
 let closedPort: number;
 
 beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  gw = await startTestGateway();
   // A port that was just free: connecting to it is refused.
   const probe = http.createServer();
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
   closedPort = (probe.address() as AddressInfo).port;
   await new Promise<void>((r) => probe.close(() => r()));
 });
-afterAll(async () => {
-  await gw?.stop();
-  await fake?.close();
-});
-beforeEach(() => fake.reset());
 
 /** A raw call, to send what the SDK would refuse to. */
 async function raw(body: string, headers: Record<string, string> = {}) {

@@ -1,21 +1,11 @@
 import { APIError, toFile } from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sleep } from '../support/fake-openai';
-import { type FakeApi, formFields, startFakeApi } from '../support/fake-openai-api';
-import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { formFields, startFakeApi } from '../support/fake-openai-api';
+import { useGateway } from '../support/fixture';
+import { waitForLog } from '../support/gateway';
 
-let gw: TestGateway;
-let fake: FakeApi;
-
-beforeAll(async () => {
-  fake = await startFakeApi();
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  await gw?.stop();
-  await fake?.close();
-});
-beforeEach(() => fake.reset());
+const { gw, fake } = useGateway({ fake: startFakeApi });
 
 const client = () => gw.client({ headers: { 'x-gateway-custom-host': fake.url } });
 const requestId = (response: Response) => response.headers.get('x-gateway-request-id') as string;

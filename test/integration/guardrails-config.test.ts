@@ -1,18 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeOpenAI, startFakeOpenAI } from '../support/fake-openai';
-import { startTestGateway, type TestGateway } from '../support/gateway';
+import { describe, expect, it } from 'vitest';
+import { startFakeOpenAI } from '../support/fake-openai';
+import { useGateway } from '../support/fixture';
 
-let gw: TestGateway;
-let fake: FakeOpenAI;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  await gw?.stop();
-  await fake?.close();
-});
+const { gw, fake } = useGateway({ fake: startFakeOpenAI });
 
 const ask = (config: unknown) =>
   fetch(`${gw.url}/chat/completions`, {

@@ -1,37 +1,20 @@
 import { APIError } from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   chunk,
   completion,
   echo,
-  type FakeOpenAI,
   openSse,
   sendJson,
   sleep,
   sseData,
   startFakeOpenAI,
 } from '../support/fake-openai';
-import { type FakeApi, responseEvents, responseObject, startFakeApi } from '../support/fake-openai-api';
-import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { responseEvents, responseObject, startFakeApi } from '../support/fake-openai-api';
+import { useGateway } from '../support/fixture';
+import { waitForLog } from '../support/gateway';
 
-let gw: TestGateway;
-let fake: FakeOpenAI;
-let api: FakeApi;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  api = await startFakeApi();
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  await gw?.stop();
-  await fake?.close();
-  await api?.close();
-});
-beforeEach(() => {
-  fake.reset();
-  api.reset();
-});
+const { gw, fake, api } = useGateway({ fake: startFakeOpenAI, api: startFakeApi });
 
 const guarded = (config: Record<string, unknown>, host = fake.url) =>
   gw.client({ headers: { 'x-gateway-config': JSON.stringify({ custom_host: host, ...config }) } });

@@ -1,7 +1,8 @@
 import { APIError } from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeOpenAI, startFakeOpenAI } from '../support/fake-openai';
-import { ADMIN_KEY, startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startFakeOpenAI } from '../support/fake-openai';
+import { useGateway } from '../support/fixture';
+import { ADMIN_KEY, waitForLog } from '../support/gateway';
 import {
   claims,
   craftJwt,
@@ -14,25 +15,18 @@ import {
 
 // JWT authentication with a static key set (JWKS JSON): every row of the spec's JWT tables and errors.
 
-let gw: TestGateway;
-let fake: FakeOpenAI;
+const { gw, fake } = useGateway({ fake: startFakeOpenAI });
 let keyA: TestKey;
 let other: TestKey;
 const SETTINGS_TTL_MS = Number(process.env.GATEWAY_AUTH_CACHE_TTL_MS ?? 300);
 const settle = () => new Promise((r) => setTimeout(r, SETTINGS_TTL_MS + 150));
 
 beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  gw = await startTestGateway();
   keyA = makeKey('key-a');
   other = makeKey('key-a'); // same kid, different key: a forged signature
   const put = await gw.api('PUT', '/organisation/jwt', { jwks: { keys: [keyA.jwk] } });
   expect(put.status).toBe(200);
   expect((await gw.api('POST', '/workspaces', { name: 'Team', slug: 'team' })).status).toBe(201);
-});
-afterAll(async () => {
-  await gw?.stop();
-  await fake?.close();
 });
 
 /** A raw call with a gateway credential; chat goes to the fake upstream. */

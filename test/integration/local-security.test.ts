@@ -1,17 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { bootstrap } from '../../functions/control/bootstrap';
 import { MAX_MESSAGE_BYTES } from '../../functions/gateway/realtime/protocol';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from '../support/gateway';
+import { useGateway } from '../support/fixture';
+import { ADMIN_KEY } from '../support/gateway';
 
-let gw: TestGateway;
+const { gw } = useGateway();
 let root: string;
 
-beforeAll(async () => {
-  gw = await startTestGateway();
+beforeAll(() => {
   root = gw.url.replace(/\/v1$/, '');
-});
-afterAll(async () => {
-  await gw?.stop();
 });
 
 // Key lookups are cached per container for this long (set low for tests in vitest.config.ts).

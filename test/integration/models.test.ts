@@ -1,20 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeAnthropic } from '../support/fake-anthropic';
-import { startFakeBedrock } from '../support/fake-bedrock';
-import { startFakeGoogle } from '../support/fake-google';
-import { type FakeUpstream, type Handler, sendJson, startFakeUpstream } from '../support/fake-upstream';
-import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { describe, expect, it } from 'vitest';
+import { type Handler, sendJson, startFakeUpstream } from '../support/fake-upstream';
+import { useGateway } from '../support/fixture';
+import { waitForLog } from '../support/gateway';
 import { schemaErrors } from '../support/openai-schema';
 import { AWS_KEYS } from '../support/provider-fakes';
 
 // `GET /v1/models` and `GET /v1/models/{model}` through the `openai` client on providers whose listings
 // are not OpenAI's, against fakes that answer in each provider's own shape.
-
-let gw: TestGateway;
-let anthropic: FakeUpstream;
-let bedrock: FakeUpstream;
-let google: FakeUpstream;
-let azure: FakeUpstream;
 
 const anthropicModel = {
   type: 'model',
@@ -71,21 +63,12 @@ const bedrockListing: Handler = (req, res) =>
     ? sendJson(res, 200, { modelDetails: bedrockModel })
     : sendJson(res, 200, { modelSummaries: [bedrockModel] });
 
-beforeAll(async () => {
-  [anthropic, bedrock, google] = await Promise.all([
-    startFakeAnthropic(),
-    startFakeBedrock(),
-    startFakeGoogle(),
-  ]);
-  anthropic.use(anthropicListing);
-  google.use(geminiListing);
-  bedrock.use(bedrockListing);
-  azure = await startFakeUpstream(azureListing);
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  await gw?.stop();
-  await Promise.all([anthropic?.close(), bedrock?.close(), google?.close(), azure?.close()]);
+// Each fake answers its provider's model listing (and nothing else is asked of them here).
+const { gw, anthropic, bedrock, google, azure } = useGateway({
+  anthropic: () => startFakeUpstream(anthropicListing),
+  bedrock: () => startFakeUpstream(bedrockListing),
+  google: () => startFakeUpstream(geminiListing),
+  azure: () => startFakeUpstream(azureListing),
 });
 
 const cases = [

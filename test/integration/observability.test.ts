@@ -1,16 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type FakeOpenAI, startFakeOpenAI, streamWords } from '../support/fake-openai';
-import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { describe, expect, it, vi } from 'vitest';
+import { startFakeOpenAI, streamWords } from '../support/fake-openai';
+import { useGateway } from '../support/fixture';
+import { waitForLog } from '../support/gateway';
 
-let gw: TestGateway;
-let fake: FakeOpenAI;
-
-beforeAll(async () => {
-  [gw, fake] = await Promise.all([startTestGateway(), startFakeOpenAI()]);
-});
-afterAll(async () => {
-  await Promise.all([gw.stop(), fake.close()]);
-});
+const { gw, fake } = useGateway({ fake: startFakeOpenAI });
 
 const client = () => gw.client({ headers: { 'x-gateway-custom-host': fake.url } });
 

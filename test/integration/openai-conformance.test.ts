@@ -1,40 +1,24 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startFakeAnthropic } from '../support/fake-anthropic';
 import { startFakeBedrock } from '../support/fake-bedrock';
 import { GEMINI_USAGE, startFakeGoogle } from '../support/fake-google';
-import { type FakeApi, responseEvents, startFakeApi } from '../support/fake-openai-api';
-import { type FakeUpstream, sendJson } from '../support/fake-upstream';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from '../support/gateway';
+import { responseEvents, startFakeApi } from '../support/fake-openai-api';
+import { sendJson } from '../support/fake-upstream';
+import { useGateway } from '../support/fixture';
+import { ADMIN_KEY } from '../support/gateway';
 import { schemaErrors } from '../support/openai-schema';
 import { AWS_KEYS } from '../support/provider-fakes';
 
 // The bodies the gateway writes itself (translated replies and chunks, its errors, its stream events),
 // checked against OpenAI's published OpenAPI schemas, and the smaller OpenAI conformance points.
 
-let gw: TestGateway;
-let anthropic: FakeUpstream;
-let bedrock: FakeUpstream;
-let google: FakeUpstream;
-let api: FakeApi;
-
-beforeAll(async () => {
-  [anthropic, bedrock, google, api] = await Promise.all([
-    startFakeAnthropic(),
-    startFakeBedrock(),
-    startFakeGoogle(),
-    startFakeApi(),
-  ]);
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  await gw?.stop();
-  await Promise.all([anthropic?.close(), bedrock?.close(), google?.close(), api?.close()]);
-});
-beforeEach(() => {
-  for (const f of [anthropic, bedrock, google]) f.reset();
-  api.reset();
+const { gw, anthropic, bedrock, google, api } = useGateway({
+  anthropic: startFakeAnthropic,
+  bedrock: startFakeBedrock,
+  google: startFakeGoogle,
+  api: startFakeApi,
 });
 
 const routes: Array<{ provider: string; model: string; headers: () => Record<string, string> }> = [

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { OPERATIONS, REALTIME_OPERATION } from '../../functions/core/operations';
-import { startTestGateway, type TestGateway } from '../support/gateway';
+import { useGateway } from '../support/fixture';
 
 // The gateway's OpenAPI document: valid, the same as the checked-in docs/openapi.json, listing every
 // operation of operations.ts, and listing only routes the server really serves.
@@ -12,16 +12,12 @@ import { startTestGateway, type TestGateway } from '../support/gateway';
 type Json = Record<string, unknown>;
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 
-let gw: TestGateway;
+const { gw } = useGateway();
 let doc: Json & { paths: Record<string, Record<string, Json>> };
 beforeAll(async () => {
-  gw = await startTestGateway();
   const res = await fetch(`${gw.url}/openapi.json`);
   expect(res.status).toBe(200);
   doc = await res.json();
-});
-afterAll(async () => {
-  await gw?.stop();
 });
 
 /** Every `[method, path, operation]` the document lists. */

@@ -1,30 +1,13 @@
 import { APIError } from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  completion,
-  type FakeOpenAI,
-  sendJson,
-  sleep,
-  startFakeOpenAI,
-  streamWords,
-} from '../support/fake-openai';
-import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { describe, expect, it } from 'vitest';
+import { completion, sendJson, sleep, startFakeOpenAI, streamWords } from '../support/fake-openai';
+import { useGateway } from '../support/fixture';
+import { waitForLog } from '../support/gateway';
 
 // `x-gateway-overhead-ms`: the gateway's own time before the reply started, without the provider's.
 // No timing threshold is asserted: the header is checked against the request's own log entry.
 
-let gw: TestGateway;
-let fake: FakeOpenAI;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  await gw?.stop();
-  await fake?.close();
-});
-beforeEach(() => fake.reset());
+const { gw, fake } = useGateway({ fake: startFakeOpenAI });
 
 const client = () => gw.client({ headers: { 'x-gateway-custom-host': fake.url } });
 const ask = { model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content: 'Hi' }] };

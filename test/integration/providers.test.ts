@@ -1,35 +1,19 @@
 import { APIError } from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { anthropicError } from '../support/fake-anthropic';
 import { awsEvent, awsException, bedrockError, openEventStream } from '../support/fake-bedrock';
 import { geminiError } from '../support/fake-google';
-import { completion, type FakeOpenAI } from '../support/fake-openai';
+import { completion } from '../support/fake-openai';
 import type { FakeUpstream } from '../support/fake-upstream';
-import { type TestGateway, waitForLog } from '../support/gateway';
-import { AWS_KEYS, type ProviderFakes, startProviderFakes } from '../support/provider-fakes';
+import { useGateway } from '../support/fixture';
+import { waitForLog } from '../support/gateway';
+import { AWS_KEYS, PROVIDER_FAKES } from '../support/provider-fakes';
 
 // The same OpenAI-shaped requests, through the real server and the `openai` client, against fakes that
 // speak each provider's own wire format.
 
-let gw: TestGateway;
-let anthropic: FakeUpstream;
-let bedrock: FakeUpstream;
-let google: FakeUpstream;
-let openai: FakeOpenAI;
-
-let fakes: ProviderFakes;
-
-beforeAll(async () => {
-  fakes = await startProviderFakes();
-  ({ gw, anthropic, bedrock, google, openai } = fakes);
-});
-afterAll(async () => {
-  await fakes?.stop();
-});
-beforeEach(() => {
-  fakes.reset();
-});
+const { gw, anthropic, bedrock, google, openai } = useGateway(PROVIDER_FAKES);
 
 interface Case {
   provider: string;

@@ -1,19 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sleep } from '../support/fake-openai';
-import { type FakeRealtime, startFakeRealtime } from '../support/fake-realtime';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from '../support/gateway';
+import { startFakeRealtime } from '../support/fake-realtime';
+import { useGateway } from '../support/fixture';
+import { ADMIN_KEY } from '../support/gateway';
 import { finalLog, openRealtime } from '../support/realtime-client';
 
-let gw: TestGateway;
-let fake: FakeRealtime;
-
-beforeAll(async () => {
-  [gw, fake] = await Promise.all([startTestGateway(), startFakeRealtime()]);
-});
-afterAll(async () => {
-  await Promise.all([gw.stop(), fake.close()]);
-});
-beforeEach(() => fake.reset());
+const { gw, fake } = useGateway({ fake: startFakeRealtime });
 
 const withConfig = (config: Record<string, unknown>) =>
   openRealtime(gw, fake.url, {

@@ -1,17 +1,17 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { RelayJob } from '../../functions/gateway/realtime/session';
 import type { SocketEvent } from '../../functions/gateway/realtime/socket-routes';
 import type { ClientConnections } from '../../functions/store/client-connections';
 import type { ClientMessage, RealtimeChannel } from '../../functions/store/realtime-channel';
-import { type FakeRealtime, startFakeRealtime } from '../support/fake-realtime';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from '../support/gateway';
+import { startFakeRealtime } from '../support/fake-realtime';
+import { useGateway } from '../support/fixture';
+import { ADMIN_KEY } from '../support/gateway';
 
 // `$default` invocations overlap on API Gateway: these tests complete them out of order against the real
 // socket routes, the connection counter in DynamoDB and a relay talking to the fake provider.
 
-let gw: TestGateway;
-let fake: FakeRealtime;
+const { gw, fake } = useGateway({ fake: startFakeRealtime });
 // Loaded once the gateway has set the local DynamoDB's endpoint: stores take it when first built.
 let m: Awaited<ReturnType<typeof load>>;
 const load = async () => ({
@@ -26,13 +26,8 @@ const load = async () => ({
 });
 
 beforeAll(async () => {
-  [gw, fake] = await Promise.all([startTestGateway(), startFakeRealtime()]);
   m = await load();
 });
-afterAll(async () => {
-  await Promise.all([gw.stop(), fake.close()]);
-});
-beforeEach(() => fake.reset());
 
 /** The client's side of `@connections`: what the relay and the routes post to it. */
 class RecordingClients implements ClientConnections {

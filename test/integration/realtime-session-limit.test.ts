@@ -1,20 +1,13 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type FakeRealtime, startFakeRealtime } from '../support/fake-realtime';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from '../support/gateway';
+import { startFakeRealtime } from '../support/fake-realtime';
+import { useGateway } from '../support/fixture';
+import { ADMIN_KEY } from '../support/gateway';
 
 // The relay reads its limit when the local server loads it, which is after this line.
 process.env.GATEWAY_REALTIME_SESSION_LIMIT_MS = '1500';
 
-let gw: TestGateway;
-let fake: FakeRealtime;
-
-beforeAll(async () => {
-  [gw, fake] = await Promise.all([startTestGateway(), startFakeRealtime()]);
-});
-afterAll(async () => {
-  await Promise.all([gw.stop(), fake.close()]);
-});
+const { gw, fake } = useGateway({ fake: startFakeRealtime });
 
 it('ends a session at the limit with session_limit_reached and close code 4000', async () => {
   const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/v1/realtime?model=gpt-realtime`, {

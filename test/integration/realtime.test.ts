@@ -1,22 +1,14 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FakeRealtime, startFakeRealtime } from '../support/fake-realtime';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from '../support/gateway';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { startFakeRealtime } from '../support/fake-realtime';
+import { useGateway } from '../support/fixture';
+import { ADMIN_KEY } from '../support/gateway';
 import { finalLog as finalLogOf, openRealtime, refusal } from '../support/realtime-client';
 
 // gpt-realtime: 100 text + 1000 audio in, 100 text + 200 audio out =
 // (100 * 4 + 1000 * 32 + 100 * 16 + 200 * 64) / 1e6 USD.
 const RESPONSE_COST = 0.0468;
 
-let gw: TestGateway;
-let fake: FakeRealtime;
-
-beforeAll(async () => {
-  [gw, fake] = await Promise.all([startTestGateway(), startFakeRealtime()]);
-});
-afterAll(async () => {
-  await Promise.all([gw.stop(), fake.close()]);
-});
-beforeEach(() => fake.reset());
+const { gw, fake } = useGateway({ fake: startFakeRealtime });
 
 const open = (options?: Parameters<typeof openRealtime>[2]) => openRealtime(gw, fake.url, options);
 const finalLog = (id: string) => finalLogOf(gw, id);

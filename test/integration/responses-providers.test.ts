@@ -1,34 +1,19 @@
 import type { APIError } from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startFakeAnthropic } from '../support/fake-anthropic';
 import { startFakeBedrock } from '../support/fake-bedrock';
 import { startFakeGoogle } from '../support/fake-google';
-import type { FakeUpstream } from '../support/fake-upstream';
-import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { useGateway } from '../support/fixture';
+import { waitForLog } from '../support/gateway';
 
 // The Responses API on providers without one, through the `openai` client, against fakes that speak
 // each provider's own wire format.
 
-let gw: TestGateway;
-let anthropic: FakeUpstream;
-let bedrock: FakeUpstream;
-let google: FakeUpstream;
-
-beforeAll(async () => {
-  [anthropic, bedrock, google] = await Promise.all([
-    startFakeAnthropic(),
-    startFakeBedrock(),
-    startFakeGoogle(),
-  ]);
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  await gw?.stop();
-  await Promise.all([anthropic?.close(), bedrock?.close(), google?.close()]);
-});
-beforeEach(() => {
-  for (const f of [anthropic, bedrock, google]) f.reset();
+const { gw, anthropic, bedrock, google } = useGateway({
+  anthropic: startFakeAnthropic,
+  bedrock: startFakeBedrock,
+  google: startFakeGoogle,
 });
 
 const AWS_KEYS = JSON.stringify({ access_key_id: 'AKIDEXAMPLE', secret_access_key: 'wJalrXUtnFEMI/K7MDENG' });

@@ -1,36 +1,13 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  chunk,
-  type FakeOpenAI,
-  openSse,
-  sseData,
-  startFakeOpenAI,
-  streamWords,
-} from '../support/fake-openai';
-import { type FakeApi, responseEvents, startFakeApi } from '../support/fake-openai-api';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from '../support/gateway';
+import { afterEach, describe, expect, it } from 'vitest';
+import { chunk, openSse, sseData, startFakeOpenAI, streamWords } from '../support/fake-openai';
+import { responseEvents, startFakeApi } from '../support/fake-openai-api';
+import { useGateway } from '../support/fixture';
+import { ADMIN_KEY } from '../support/gateway';
 
 // Keep-alive comments keep CloudFront's 60 s origin read timeout from cutting a stream whose upstream
 // is silent (a reasoning model thinking); the interval is made small here so the test runs fast.
-let gw: TestGateway;
-let fake: FakeOpenAI;
-let api: FakeApi;
+const { gw, fake, api } = useGateway({ fake: startFakeOpenAI, api: startFakeApi });
 const saved = process.env.GATEWAY_SSE_KEEPALIVE_MS;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  api = await startFakeApi();
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  await gw?.stop();
-  await fake?.close();
-  await api?.close();
-});
-beforeEach(() => {
-  fake.reset();
-  api.reset();
-});
 afterEach(() => {
   if (saved === undefined) delete process.env.GATEWAY_SSE_KEEPALIVE_MS;
   else process.env.GATEWAY_SSE_KEEPALIVE_MS = saved;

@@ -1,28 +1,10 @@
 import { APIError } from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  chunk,
-  type FakeOpenAI,
-  openSse,
-  sleep,
-  sseData,
-  startFakeOpenAI,
-  streamWords,
-} from '../support/fake-openai';
-import { startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { describe, expect, it } from 'vitest';
+import { chunk, openSse, sleep, sseData, startFakeOpenAI, streamWords } from '../support/fake-openai';
+import { useGateway } from '../support/fixture';
+import { waitForLog } from '../support/gateway';
 
-let gw: TestGateway;
-let fake: FakeOpenAI;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  gw = await startTestGateway();
-});
-afterAll(async () => {
-  await gw?.stop();
-  await fake?.close();
-});
-beforeEach(() => fake.reset());
+const { gw, fake } = useGateway({ fake: startFakeOpenAI });
 
 const client = () => gw.client({ headers: { 'x-gateway-custom-host': fake.url } });
 const ask = { model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content: 'Say hello' }] };

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   API_KEY_CREATE,
   API_KEY_UPDATE,
@@ -15,17 +15,16 @@ import {
   WORKSPACE_UPDATE,
 } from '../../functions/control/bodies';
 import { acceptedFields, type BodySpec } from '../../functions/control/fields';
-import { startTestGateway, type TestGateway } from '../support/gateway';
+import { useGateway } from '../support/fixture';
 
 // Errors that teach: a field a control-plane body does not take is refused with its name as `param` and
 // the list of every accepted field with its shape, read from the same description the OpenAPI document
 // is generated from.
 
-let gw: TestGateway;
+const { gw } = useGateway();
 let ids: { config: string; guardrail: string; prompt: string; key: string };
 
 beforeAll(async () => {
-  gw = await startTestGateway();
   const config = await gw.api('POST', '/configs', { config: { provider: 'openai' } });
   const guardrail = await gw.api('POST', '/guardrails', {
     name: 'no secrets',
@@ -38,9 +37,6 @@ beforeAll(async () => {
   const key = await gw.api('POST', '/api-keys', { name: 'reader' });
   for (const r of [config, guardrail, prompt, key]) expect(r.status, JSON.stringify(r.body)).toBe(201);
   ids = { config: config.body.id, guardrail: guardrail.body.id, prompt: prompt.body.id, key: key.body.id };
-});
-afterAll(async () => {
-  await gw?.stop();
 });
 
 interface Case {

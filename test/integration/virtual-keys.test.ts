@@ -1,25 +1,17 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { completion, type FakeOpenAI, sendJson, startFakeOpenAI } from '../support/fake-openai';
-import { ADMIN_KEY, startTestGateway, type TestGateway, waitForLog } from '../support/gateway';
+import { describe, expect, it } from 'vitest';
+import { completion, sendJson, startFakeOpenAI } from '../support/fake-openai';
+import { useGateway } from '../support/fixture';
+import { ADMIN_KEY, waitForLog } from '../support/gateway';
 import { openRealtime, refusal } from '../support/realtime-client';
 
 const SECRET = 'sk-live-virtual-key-credential-SECRET-0001';
 const ROTATED = 'sk-live-virtual-key-credential-ROTATED-0002';
 const messages = [{ role: 'user' as const, content: 'hi' }];
 
-let gw: TestGateway;
-let fake: FakeOpenAI;
-
-beforeAll(async () => {
-  [gw, fake] = await Promise.all([startTestGateway(), startFakeOpenAI()]);
-});
-afterAll(async () => {
-  await Promise.all([gw.stop(), fake.close()]);
-});
-beforeEach(() => fake.reset());
+const { gw, fake } = useGateway({ fake: startFakeOpenAI });
 
 async function createKey(body: Record<string, unknown>) {
   const res = await gw.api('POST', '/virtual-keys', {
