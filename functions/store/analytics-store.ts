@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { LogEntry } from '../core/log-entry';
+import { logger } from '../core/logger';
 import { documentClient, nowEpochSeconds, tableName } from './dynamo';
 import { statusClass } from './log-store';
 
@@ -121,8 +122,30 @@ export interface UsageQuery {
   toMs: number;
 }
 
+// Every store of this process, so that a read or a shutdown can first send what any of them holds.
+const stores = new Set<AnalyticsStore>();
+
+/** Sends every increment this process still holds (the local server calls it before it stops). */
+export async function flushAnalytics(): Promise<void> {
+  await Promise.all([...stores].map((s) => s.flush()));
+}
+
+/**
+ * How long increments gather before they are written. 0 (Lambda): each request's counters are written
+ * before its invocation ends. The local server sets `GATEWAY_AGGREGATE_FLUSH_MS` (1 s): a busy process
+ * then writes one ADD per counter a second instead of about fourteen writes per request, and reads and
+ * shutdown flush first, so nothing is lost or missed. Read per store, when it is made.
+ */
+const flushWindowMs = () => Math.max(0, Number(process.env.GATEWAY_AGGREGATE_FLUSH_MS ?? 0) || 0);
+
 export class AnalyticsStore {
   private readonly db = documentClient();
+  private readonly windowMs = flushWindowMs();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor() {
+    stores.add(this);
+  }
 
   /** Increments not yet sent, by counter item; requests that end together share one write per item. */
   private pending = new Map<string, Increment>();
@@ -180,7 +203,27 @@ export class AnalyticsStore {
         inc.histogram.set(h, (inc.histogram.get(h) ?? 0) + 1);
       }
     }
-    // One flush at a time; increments arriving meanwhile wait for the next one.
+    if (this.windowMs > 0) {
+      // Written within the window; the request does not wait for it.
+      this.timer ??= setTimeout(() => {
+        this.timer = undefined;
+        this.flush().catch((error: unknown) =>
+          logger.error('usage aggregates update failed', { error: (error as Error).message }),
+        );
+      }, this.windowMs);
+      this.timer.unref();
+      return Promise.resolve();
+    }
+    return this.flush();
+  }
+
+  /** Writes what is pending. One flush at a time; increments arriving meanwhile wait for the next one. */
+  flush(): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.pending.size === 0) return this.nextFlush ?? this.lastFlush.catch(() => undefined);
     this.nextFlush ??= this.lastFlush
       .catch(() => undefined)
       .then(async () => {
@@ -240,6 +283,8 @@ export class AnalyticsStore {
 
   /** The counters of every bucket from `fromMs` to `toMs`, shards and workspaces summed, oldest first. */
   async read(query: UsageQuery): Promise<UsageBucket[]> {
+    // What this process served is in the counters before they are read.
+    await flushAnalytics();
     const dimension = query.groupBy ?? 'all';
     const low = bucketOf(query.fromMs, query.interval);
     const high = `${bucketOf(query.toMs, query.interval)}#\uffff`;

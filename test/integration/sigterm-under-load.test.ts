@@ -13,8 +13,9 @@ import {
 } from '../support/fake-openai';
 import { startLocalProcess } from '../support/local-process';
 
-// The local server stopped with SIGTERM in the middle of load: every request it served is logged and
-// charged once it has stopped, and the budget's spend is exactly the sum of the logged costs.
+// The local server stopped with SIGTERM in the middle of load: every request it served is logged, charged
+// and counted in the usage aggregates once it has stopped, and the budget's spend is exactly the sum of
+// the logged costs.
 
 const KEY = 'gwk_sigterm_load_key_0123456789';
 let fake: FakeOpenAI;
@@ -127,6 +128,11 @@ describe('SIGTERM under load', () => {
       expect(ws.budget.reserved).toBe(0);
       expect(ws.budget.spent).toBeCloseTo(logged, 9);
       expect(served.size).toBeGreaterThanOrEqual(30);
+      // Usage aggregates gather for a second before they are written: the shutdown wrote the last of them.
+      const usage = (await (
+        await fetch(`${second.url}/analytics/usage?interval=day`, { headers: { 'x-gateway-api-key': KEY } })
+      ).json()) as { data: Array<{ requests: number }> };
+      expect(usage.data.reduce((sum, b) => sum + b.requests, 0)).toBe(logs.length);
     } finally {
       second.child.kill('SIGTERM');
       await second.exited;
