@@ -1,3 +1,4 @@
+import { LATENCY_BOUNDS_MS, latencyQuantile } from '../../functions/core/latency-histogram';
 import type { BudgetsReply, UsageRow } from './api';
 
 // The analytics page's figures from the server's aggregates (GET /v1/analytics/usage): plain functions of
@@ -5,12 +6,6 @@ import type { BudgetsReply, UsageRow } from './api';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
-
-/** Upper bounds (ms) of the server's latency histogram buckets, the last open (README, analytics). */
-export const LATENCY_BOUNDS_MS = [
-  25, 50, 100, 200, 300, 500, 750, 1_000, 1_500, 2_000, 3_000, 5_000, 7_500, 10_000, 15_000, 20_000, 30_000,
-  60_000, 120_000, 300_000,
-];
 
 export type Interval = 'hour' | 'day';
 
@@ -50,25 +45,6 @@ export function mergeHistograms(histograms: number[][]): number[] {
     .map((_, i) => histograms.reduce((sum, h) => sum + (h[i] ?? 0), 0));
 }
 
-/** The latency at quantile `q`, interpolated inside its bucket, as the server computes it. */
-export function quantile(histogram: number[], q: number): number | null {
-  const total = histogram.reduce((a, b) => a + b, 0);
-  if (total === 0) return null;
-  const rank = q * total;
-  let seen = 0;
-  for (let i = 0; i < histogram.length; i++) {
-    const n = histogram[i] ?? 0;
-    if (n > 0 && seen + n >= rank) {
-      const low = i === 0 ? 0 : (LATENCY_BOUNDS_MS[i - 1] as number);
-      const high = LATENCY_BOUNDS_MS[i];
-      if (high === undefined) return low;
-      return Math.round(low + ((high - low) * (rank - seen)) / n);
-    }
-    seen += n;
-  }
-  return LATENCY_BOUNDS_MS[LATENCY_BOUNDS_MS.length - 1] as number;
-}
-
 /** The range's totals; its latency quantiles from the buckets' histograms merged. */
 export function summarise(rows: UsageRow[]): Summary {
   const histogram = mergeHistograms(rows.map((r) => r.latency_histogram));
@@ -78,8 +54,8 @@ export function summarise(rows: UsageRow[]): Summary {
     promptTokens: rows.reduce((sum, r) => sum + r.prompt_tokens, 0),
     completionTokens: rows.reduce((sum, r) => sum + r.completion_tokens, 0),
     errors: rows.reduce((sum, r) => sum + r.errors, 0),
-    p50LatencyMs: quantile(histogram, 0.5),
-    p95LatencyMs: quantile(histogram, 0.95),
+    p50LatencyMs: latencyQuantile(histogram, 0.5),
+    p95LatencyMs: latencyQuantile(histogram, 0.95),
   };
 }
 

@@ -1,17 +1,12 @@
 import { badRequest, notFound } from '../core/errors';
 import { type CallerState, jsonResult, listResult } from '../core/http';
+import { latencyQuantile } from '../core/latency-histogram';
 import type { Principal } from '../core/principal';
 import { budgetStatus, candidatePeriods, periodStart, spendView } from '../gateway/budget';
 import type { OperationTable } from '../gateway/dispatch';
 import { apiKeyHolderKey, limitsOf, readPolicy, userHolderKey, workspaceHolderKey } from '../gateway/policy';
 import { UserUsage, type UserUsageOrder } from '../gateway/user-usage';
-import {
-  AnalyticsStore,
-  DIMENSIONS,
-  type Dimension,
-  type Interval,
-  latencyQuantile,
-} from '../store/analytics-store';
+import { AnalyticsStore, DIMENSIONS, type Dimension, type Interval } from '../store/analytics-store';
 import { ControlStore } from '../store/control-store';
 import { CounterStore } from '../store/counter-store';
 import { CursorError } from '../store/dynamo';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { LATENCY_BOUNDS_MS, latencyBucket } from '../core/latency-histogram';
 import type { LogEntry } from '../core/log-entry';
 import { logger } from '../core/logger';
 import { documentClient, nowEpochSeconds, tableName } from './dynamo';
@@ -15,11 +16,6 @@ export type Dimension = (typeof DIMENSIONS)[number];
 export type Interval = 'hour' | 'day';
 
 const SHARDS = Number(process.env.GATEWAY_LOG_SHARDS ?? 8);
-/** Upper bounds (ms) of the latency histogram's buckets; the last is open. */
-export const LATENCY_BOUNDS_MS = [
-  25, 50, 100, 200, 300, 500, 750, 1_000, 1_500, 2_000, 3_000, 5_000, 7_500, 10_000, 15_000, 20_000, 30_000,
-  60_000, 120_000, 300_000,
-];
 // Hourly counters are kept 90 days, daily ones about 13 months.
 const KEEP_SECONDS: Record<Interval, number> = { hour: 90 * 86_400, day: 400 * 86_400 };
 const BUCKET_CHARS: Record<Interval, number> = { hour: 13, day: 10 };
@@ -27,31 +23,6 @@ const BUCKET_CHARS: Record<Interval, number> = { hour: 13, day: 10 };
 const KEY_VALUE_BYTES = 512;
 
 const histogramAttribute = (i: number) => `h${String(i).padStart(2, '0')}`;
-
-/** The histogram bucket of a latency. */
-export function latencyBucket(ms: number): number {
-  const i = LATENCY_BOUNDS_MS.findIndex((bound) => ms <= bound);
-  return i === -1 ? LATENCY_BOUNDS_MS.length : i;
-}
-
-/** The latency at quantile `q` of a histogram, interpolated inside its bucket. */
-export function latencyQuantile(histogram: number[], q: number): number | null {
-  const total = histogram.reduce((a, b) => a + b, 0);
-  if (total === 0) return null;
-  const rank = q * total;
-  let seen = 0;
-  for (let i = 0; i < histogram.length; i++) {
-    const n = histogram[i] ?? 0;
-    if (n > 0 && seen + n >= rank) {
-      const low = i === 0 ? 0 : (LATENCY_BOUNDS_MS[i - 1] as number);
-      const high = LATENCY_BOUNDS_MS[i];
-      if (high === undefined) return low;
-      return Math.round(low + ((high - low) * (rank - seen)) / n);
-    }
-    seen += n;
-  }
-  return LATENCY_BOUNDS_MS[LATENCY_BOUNDS_MS.length - 1] as number;
-}
 
 /** The start of the bucket a time falls in, as the key text: `2026-11-23T04` or `2026-11-23`. */
 export const bucketOf = (ms: number, interval: Interval) =>

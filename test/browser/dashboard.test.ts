@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { latencyQuantile } from '../../functions/store/analytics-store';
+import { latencyQuantile } from '../../functions/core/latency-histogram';
 import { launchBrowser, type TestBrowser } from '../support/browser';
 import { echo, type FakeOpenAI, sendJson, startFakeOpenAI } from '../support/fake-openai';
 import { ADMIN_KEY, startTestGateway, type TestGateway, waitForLog } from '../support/gateway';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LATENCY_BOUNDS_MS, latencyBucket, latencyQuantile } from '../../functions/store/analytics-store';
+import { LATENCY_BOUNDS_MS, latencyBucket, latencyQuantile } from '../../functions/core/latency-histogram';
 
 // The latency histogram behind the analytics' p50/p95: fixed buckets, a quantile interpolated inside one.
 
