@@ -76,6 +76,34 @@ export function Empty({ children }: { children: ComponentChildren }) {
   return <div class="empty card">{children}</div>;
 }
 
+/** A list page's rows: the load error, what to do first once an empty list is loaded, else the table. */
+export function ListTable<T>(props: {
+  error?: string | null;
+  loaded: boolean;
+  rows: T[];
+  empty: ComponentChildren;
+  head: ComponentChildren;
+  row: (item: T) => ComponentChildren;
+}) {
+  const { error = null, loaded, rows, empty, head, row } = props;
+  return (
+    <>
+      <Alert text={error} />
+      {loaded && rows.length === 0 && <Empty>{empty}</Empty>}
+      {rows.length > 0 && (
+        <div class="card table-wrap">
+          <table>
+            <thead>
+              <tr>{head}</tr>
+            </thead>
+            <tbody>{rows.map(row)}</tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
+
 /** Copies `text`; says so in the button for a moment. */
 export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
   const [done, setDone] = useState(false);

@@ -3,14 +3,13 @@ import { type Caller, can, type GatewayApi, type ListReply } from '../api';
 import { BudgetMeter, type BudgetView } from '../budget';
 import { POLICY_PARAMS, PolicyFields, type PolicyView, policyDraft, policyOf } from '../policy-form';
 import {
-  Alert,
   CopyButton,
   DangerButton,
-  Empty,
   FieldError,
   FormError,
   fieldError,
   formatDate,
+  ListTable,
   useConfirm,
   useFocusOnMount,
   useLoad,
@@ -240,93 +239,87 @@ export function ApiKeysPage({
           </button>
         </form>
       )}
-      <Alert text={list.error} />
-      {list.data && keys.length === 0 && (
-        <Empty>
-          No API keys you can see.{writable ? ' Create one above and hand it to an application.' : ''}
-        </Empty>
-      )}
-      {keys.length > 0 && (
-        <div class="card table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Key</th>
-                <th>Type</th>
-                <th>Workspace</th>
-                <th>Scopes</th>
-                <th>Budget</th>
-                <th>Created</th>
-                {showLastUsed && <th>Last used</th>}
-                {writable && (
-                  <th>
-                    <span class="sr-only">Actions</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {keys.map((k) => (
-                <tr key={k.id} data-row={k.id}>
-                  <td>
-                    {k.name}
-                    <div class="muted small">{k.id}</div>
-                  </td>
-                  <td class="nowrap">
-                    <code>gwk_…{k.last_four}</code>
-                  </td>
-                  <td>{k.type}</td>
-                  <td>{k.workspace ?? '—'}</td>
-                  <td>
-                    {k.type === 'organisation'
-                      ? 'all'
-                      : k.scopes.map((s) => (
-                          <span class="chip" key={s}>
-                            {s}
-                          </span>
-                        ))}
-                  </td>
-                  <td>
-                    {k.budget ? (
-                      <BudgetMeter
-                        name={k.id}
-                        limit={k.budget.limit}
-                        spent={k.budget.spent}
-                        remaining={k.budget.remaining}
-                        periodStart={k.budget.period_start}
-                        alertAt={k.policy?.budget_alert_threshold ?? null}
-                      />
-                    ) : (
-                      '—'
-                    )}
-                  </td>
-                  <td class="nowrap">{formatDate(k.created_at)}</td>
-                  {showLastUsed && <td class="nowrap">{formatDate(k.last_used_at)}</td>}
-                  {writable && (
-                    <td class="row-actions">
-                      <button type="button" class="secondary small" onClick={() => setEditing(k)}>
-                        Edit
-                      </button>
-                      <DangerButton
-                        confirm={confirm}
-                        message={`Revoke "${k.name}" (…${k.last_four})? Applications using it stop working.`}
-                        confirmLabel="Revoke key"
-                        action={async () => {
-                          await api.send('DELETE', `/api-keys/${encodeURIComponent(k.id)}`);
-                          list.reload();
-                        }}
-                      >
-                        Revoke
-                      </DangerButton>
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        error={list.error}
+        loaded={!!list.data}
+        rows={keys}
+        empty={
+          <>No API keys you can see.{writable ? ' Create one above and hand it to an application.' : ''}</>
+        }
+        head={
+          <>
+            <th>Name</th>
+            <th>Key</th>
+            <th>Type</th>
+            <th>Workspace</th>
+            <th>Scopes</th>
+            <th>Budget</th>
+            <th>Created</th>
+            {showLastUsed && <th>Last used</th>}
+            {writable && (
+              <th>
+                <span class="sr-only">Actions</span>
+              </th>
+            )}
+          </>
+        }
+        row={(k) => (
+          <tr key={k.id} data-row={k.id}>
+            <td>
+              {k.name}
+              <div class="muted small">{k.id}</div>
+            </td>
+            <td class="nowrap">
+              <code>gwk_…{k.last_four}</code>
+            </td>
+            <td>{k.type}</td>
+            <td>{k.workspace ?? '—'}</td>
+            <td>
+              {k.type === 'organisation'
+                ? 'all'
+                : k.scopes.map((s) => (
+                    <span class="chip" key={s}>
+                      {s}
+                    </span>
+                  ))}
+            </td>
+            <td>
+              {k.budget ? (
+                <BudgetMeter
+                  name={k.id}
+                  limit={k.budget.limit}
+                  spent={k.budget.spent}
+                  remaining={k.budget.remaining}
+                  periodStart={k.budget.period_start}
+                  alertAt={k.policy?.budget_alert_threshold ?? null}
+                />
+              ) : (
+                '—'
+              )}
+            </td>
+            <td class="nowrap">{formatDate(k.created_at)}</td>
+            {showLastUsed && <td class="nowrap">{formatDate(k.last_used_at)}</td>}
+            {writable && (
+              <td class="row-actions">
+                <button type="button" class="secondary small" onClick={() => setEditing(k)}>
+                  Edit
+                </button>
+                <DangerButton
+                  confirm={confirm}
+                  message={`Revoke "${k.name}" (…${k.last_four})? Applications using it stop working.`}
+                  confirmLabel="Revoke key"
+                  action={async () => {
+                    await api.send('DELETE', `/api-keys/${encodeURIComponent(k.id)}`);
+                    list.reload();
+                  }}
+                >
+                  Revoke
+                </DangerButton>
+              </td>
+            )}
+          </tr>
+        )}
+      />
       {dialog}
     </section>
   );

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { GatewayApi, ListReply } from '../api';
 import { formatTime } from '../format';
-import { Alert, Empty, useLoad } from '../ui';
+import { ListTable, useLoad } from '../ui';
 
 interface AuditEntry {
   id: string;
@@ -25,41 +25,35 @@ export function AuditPage({ api }: { api: GatewayApi }) {
   return (
     <section data-page="audit">
       <h2>Audit log</h2>
-      <Alert text={page.error} />
-      {page.data && rows.length === 0 && (
-        <Empty>Nothing audited yet. Refused JWTs appear here, with the token masked.</Empty>
-      )}
-      {rows.length > 0 && (
-        <div class="card table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Time</th>
-                <th>Event</th>
-                <th>Why</th>
-                <th>Token</th>
-                <th>Request</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((e) => (
-                <tr key={e.id} data-row={e.id}>
-                  <td class="nowrap">{formatTime(e.timestamp)}</td>
-                  <td>{e.event}</td>
-                  <td>
-                    {e.error ?? ''}
-                    {e.detail && <div class="muted small">{e.detail}</div>}
-                  </td>
-                  <td>
-                    <code class="small">{e.jwtToken ?? ''}</code>
-                  </td>
-                  <td class="muted small">{e.request_id ?? ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        error={page.error}
+        loaded={!!page.data}
+        rows={rows}
+        empty={<>Nothing audited yet. Refused JWTs appear here, with the token masked.</>}
+        head={
+          <>
+            <th>Time</th>
+            <th>Event</th>
+            <th>Why</th>
+            <th>Token</th>
+            <th>Request</th>
+          </>
+        }
+        row={(e) => (
+          <tr key={e.id} data-row={e.id}>
+            <td class="nowrap">{formatTime(e.timestamp)}</td>
+            <td>{e.event}</td>
+            <td>
+              {e.error ?? ''}
+              {e.detail && <div class="muted small">{e.detail}</div>}
+            </td>
+            <td>
+              <code class="small">{e.jwtToken ?? ''}</code>
+            </td>
+            <td class="muted small">{e.request_id ?? ''}</td>
+          </tr>
+        )}
+      />
       <nav class="pager" aria-label="Audit pages">
         <button
           type="button"

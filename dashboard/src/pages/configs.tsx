@@ -3,11 +3,11 @@ import { type Caller, can, type GatewayApi, type ListReply } from '../api';
 import {
   Alert,
   DangerButton,
-  Empty,
   errorText,
   FieldError,
   FormError,
   formatDate,
+  ListTable,
   parseJsonField,
   useConfirm,
   useLoad,
@@ -182,80 +182,76 @@ export function ConfigsPage({
         />
       )}
       {trying && <TryIt key={trying.id} api={api} config={trying} onClose={() => setTrying(null)} />}
-      <Alert text={list.error} />
-      {list.data && configs.length === 0 && (
-        <Empty>
-          No saved configs yet.
-          {writable
-            ? ' Write one above; the example falls back from one virtual key to another.'
-            : ' A key with configs.write saves them.'}
-        </Empty>
-      )}
-      {configs.length > 0 && (
-        <div class="card table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Config</th>
-                <th>Targets</th>
-                <th>Updated</th>
-                {(writable || canTry) && (
-                  <th>
-                    <span class="sr-only">Actions</span>
-                  </th>
+      <ListTable
+        error={list.error}
+        loaded={!!list.data}
+        rows={configs}
+        empty={
+          <>
+            No saved configs yet.
+            {writable
+              ? ' Write one above; the example falls back from one virtual key to another.'
+              : ' A key with configs.write saves them.'}
+          </>
+        }
+        head={
+          <>
+            <th>Config</th>
+            <th>Targets</th>
+            <th>Updated</th>
+            {(writable || canTry) && (
+              <th>
+                <span class="sr-only">Actions</span>
+              </th>
+            )}
+          </>
+        }
+        row={(c) => (
+          <tr key={c.id} data-row={c.id}>
+            <td>
+              {c.name ?? <span class="muted">unnamed</span>}
+              <div class="muted small">
+                <code>{c.id}</code>
+              </div>
+            </td>
+            <td>
+              <code class="small">{JSON.stringify(c.config).slice(0, 120)}</code>
+            </td>
+            <td class="nowrap">{formatDate(c.updated_at)}</td>
+            {(writable || canTry) && (
+              <td class="row-actions">
+                {canTry && (
+                  <button type="button" class="secondary small" onClick={() => setTrying(c)}>
+                    Try it
+                  </button>
                 )}
-              </tr>
-            </thead>
-            <tbody>
-              {configs.map((c) => (
-                <tr key={c.id} data-row={c.id}>
-                  <td>
-                    {c.name ?? <span class="muted">unnamed</span>}
-                    <div class="muted small">
-                      <code>{c.id}</code>
-                    </div>
-                  </td>
-                  <td>
-                    <code class="small">{JSON.stringify(c.config).slice(0, 120)}</code>
-                  </td>
-                  <td class="nowrap">{formatDate(c.updated_at)}</td>
-                  {(writable || canTry) && (
-                    <td class="row-actions">
-                      {canTry && (
-                        <button type="button" class="secondary small" onClick={() => setTrying(c)}>
-                          Try it
-                        </button>
-                      )}
-                      {writable && (
-                        <button type="button" class="secondary small" onClick={() => setEditing(c)}>
-                          Edit
-                        </button>
-                      )}
-                      {writable && (
-                        <DangerButton
-                          confirm={confirm}
-                          message={`Delete the config ${c.name ?? c.id}? Requests that name it will fail.`}
-                          confirmLabel="Delete config"
-                          action={async () => {
-                            await api.send('DELETE', `/configs/${encodeURIComponent(c.id)}`, undefined, {
-                              workspace: workspace || undefined,
-                            });
-                            if (editing?.id === c.id) setEditing(null);
-                            if (trying?.id === c.id) setTrying(null);
-                            list.reload();
-                          }}
-                        >
-                          Delete
-                        </DangerButton>
-                      )}
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+                {writable && (
+                  <button type="button" class="secondary small" onClick={() => setEditing(c)}>
+                    Edit
+                  </button>
+                )}
+                {writable && (
+                  <DangerButton
+                    confirm={confirm}
+                    message={`Delete the config ${c.name ?? c.id}? Requests that name it will fail.`}
+                    confirmLabel="Delete config"
+                    action={async () => {
+                      await api.send('DELETE', `/configs/${encodeURIComponent(c.id)}`, undefined, {
+                        workspace: workspace || undefined,
+                      });
+                      if (editing?.id === c.id) setEditing(null);
+                      if (trying?.id === c.id) setTrying(null);
+                      list.reload();
+                    }}
+                  >
+                    Delete
+                  </DangerButton>
+                )}
+              </td>
+            )}
+          </tr>
+        )}
+      />
       {dialog}
     </section>
   );

@@ -1,12 +1,11 @@
 import { useState } from 'preact/hooks';
 import { type Caller, can, type GatewayApi, type ListReply } from '../api';
 import {
-  Alert,
   DangerButton,
-  Empty,
   FieldError,
   FormError,
   formatDate,
+  ListTable,
   parseJsonField,
   useConfirm,
   useLoad,
@@ -396,71 +395,69 @@ export function GuardrailsPage({ api, caller }: { api: GatewayApi; caller: Calle
           }}
         />
       )}
-      <Alert text={list.error} />
-      {list.data && items.length === 0 && (
-        <Empty>
-          No guardrails yet.
-          {writable ? ' Pick the checks above and create the first.' : ' A key with configs.write adds them.'}
-        </Empty>
-      )}
-      {items.length > 0 && (
-        <div class="card table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Guardrail</th>
-                <th>Checks</th>
-                <th>Updated</th>
-                {writable && (
-                  <th>
-                    <span class="sr-only">Actions</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((g) => (
-                <tr key={g.id} data-row={g.id}>
-                  <td>
-                    {g.name}
-                    <div class="muted small">
-                      <code>{g.id}</code>
-                    </div>
-                  </td>
-                  <td>
-                    {g.checks.map((c, i) => (
-                      // The checks of a saved guardrail are listed in their order.
-                      <span class="chip" key={i}>
-                        {String(c.type)} → {String(c.action ?? 'deny')}
-                      </span>
-                    ))}
-                  </td>
-                  <td class="nowrap">{formatDate(g.updated_at)}</td>
-                  {writable && (
-                    <td class="row-actions">
-                      <button type="button" class="secondary small" onClick={() => setEditing(g)}>
-                        Edit
-                      </button>
-                      <DangerButton
-                        confirm={confirm}
-                        message={`Delete the guardrail ${g.name}? Configs that name it will refuse requests.`}
-                        confirmLabel="Delete guardrail"
-                        action={async () => {
-                          await api.send('DELETE', `/guardrails/${encodeURIComponent(g.id)}`);
-                          if (editing?.id === g.id) setEditing(null);
-                          list.reload();
-                        }}
-                      >
-                        Delete
-                      </DangerButton>
-                    </td>
-                  )}
-                </tr>
+      <ListTable
+        error={list.error}
+        loaded={!!list.data}
+        rows={items}
+        empty={
+          <>
+            No guardrails yet.
+            {writable
+              ? ' Pick the checks above and create the first.'
+              : ' A key with configs.write adds them.'}
+          </>
+        }
+        head={
+          <>
+            <th>Guardrail</th>
+            <th>Checks</th>
+            <th>Updated</th>
+            {writable && (
+              <th>
+                <span class="sr-only">Actions</span>
+              </th>
+            )}
+          </>
+        }
+        row={(g) => (
+          <tr key={g.id} data-row={g.id}>
+            <td>
+              {g.name}
+              <div class="muted small">
+                <code>{g.id}</code>
+              </div>
+            </td>
+            <td>
+              {g.checks.map((c, i) => (
+                // The checks of a saved guardrail are listed in their order.
+                <span class="chip" key={i}>
+                  {String(c.type)} → {String(c.action ?? 'deny')}
+                </span>
               ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+            </td>
+            <td class="nowrap">{formatDate(g.updated_at)}</td>
+            {writable && (
+              <td class="row-actions">
+                <button type="button" class="secondary small" onClick={() => setEditing(g)}>
+                  Edit
+                </button>
+                <DangerButton
+                  confirm={confirm}
+                  message={`Delete the guardrail ${g.name}? Configs that name it will refuse requests.`}
+                  confirmLabel="Delete guardrail"
+                  action={async () => {
+                    await api.send('DELETE', `/guardrails/${encodeURIComponent(g.id)}`);
+                    if (editing?.id === g.id) setEditing(null);
+                    list.reload();
+                  }}
+                >
+                  Delete
+                </DangerButton>
+              </td>
+            )}
+          </tr>
+        )}
+      />
       {dialog}
     </section>
   );

@@ -5,11 +5,11 @@ import { lineDiff } from '../diff';
 import {
   Alert,
   DangerButton,
-  Empty,
   errorText,
   FieldError,
   FormError,
   formatDate,
+  ListTable,
   parseJsonField,
   useConfirm,
   useLoad,
@@ -398,89 +398,85 @@ export function PromptsPage({
           <Versions key={`${open.id}-${open.version}`} api={api} prompt={open} workspace={workspace} />
         </div>
       )}
-      <Alert text={list.error} />
-      {list.data && prompts.length === 0 && (
-        <Empty>
-          No prompts yet.
-          {writable ? (
-            <> Write a template above; {'{{variables}}'} are filled in when it runs.</>
-          ) : (
-            ' A key with prompts.write writes them.'
-          )}
-        </Empty>
-      )}
-      {prompts.length > 0 && (
-        <div class="card table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Prompt</th>
-                <th>Model</th>
-                <th>Variables</th>
-                <th>Version</th>
-                <th>Updated</th>
-                <th>
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {prompts.map((p) => (
-                <tr key={p.id} data-row={p.id} class={open?.id === p.id ? 'selected' : ''}>
-                  <td>
-                    {p.name}
-                    <div class="muted small">
-                      <code>{p.id}</code>
-                    </div>
-                  </td>
-                  <td>{p.model}</td>
-                  <td>{p.variables.join(', ') || '—'}</td>
-                  <td>v{p.version}</td>
-                  <td class="nowrap">{formatDate(p.updated_at)}</td>
-                  <td class="row-actions">
-                    <button
-                      type="button"
-                      class="secondary small"
-                      onClick={() => {
-                        setOpen(p);
-                        setEditing(false);
-                      }}
-                    >
-                      Open
-                    </button>
-                    {writable && (
-                      <button
-                        type="button"
-                        class="secondary small"
-                        onClick={() => {
-                          setOpen(p);
-                          setEditing(true);
-                        }}
-                      >
-                        Edit
-                      </button>
-                    )}
-                    {writable && (
-                      <DangerButton
-                        confirm={confirm}
-                        message={`Delete the prompt ${p.name} and all its versions?`}
-                        confirmLabel="Delete prompt"
-                        action={async () => {
-                          await api.send('DELETE', `/prompts/${encodeURIComponent(p.id)}`);
-                          if (open?.id === p.id) setOpen(null);
-                          list.reload();
-                        }}
-                      >
-                        Delete
-                      </DangerButton>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        error={list.error}
+        loaded={!!list.data}
+        rows={prompts}
+        empty={
+          <>
+            No prompts yet.
+            {writable ? (
+              <> Write a template above; {'{{variables}}'} are filled in when it runs.</>
+            ) : (
+              ' A key with prompts.write writes them.'
+            )}
+          </>
+        }
+        head={
+          <>
+            <th>Prompt</th>
+            <th>Model</th>
+            <th>Variables</th>
+            <th>Version</th>
+            <th>Updated</th>
+            <th>
+              <span class="sr-only">Actions</span>
+            </th>
+          </>
+        }
+        row={(p) => (
+          <tr key={p.id} data-row={p.id} class={open?.id === p.id ? 'selected' : ''}>
+            <td>
+              {p.name}
+              <div class="muted small">
+                <code>{p.id}</code>
+              </div>
+            </td>
+            <td>{p.model}</td>
+            <td>{p.variables.join(', ') || '—'}</td>
+            <td>v{p.version}</td>
+            <td class="nowrap">{formatDate(p.updated_at)}</td>
+            <td class="row-actions">
+              <button
+                type="button"
+                class="secondary small"
+                onClick={() => {
+                  setOpen(p);
+                  setEditing(false);
+                }}
+              >
+                Open
+              </button>
+              {writable && (
+                <button
+                  type="button"
+                  class="secondary small"
+                  onClick={() => {
+                    setOpen(p);
+                    setEditing(true);
+                  }}
+                >
+                  Edit
+                </button>
+              )}
+              {writable && (
+                <DangerButton
+                  confirm={confirm}
+                  message={`Delete the prompt ${p.name} and all its versions?`}
+                  confirmLabel="Delete prompt"
+                  action={async () => {
+                    await api.send('DELETE', `/prompts/${encodeURIComponent(p.id)}`);
+                    if (open?.id === p.id) setOpen(null);
+                    list.reload();
+                  }}
+                >
+                  Delete
+                </DangerButton>
+              )}
+            </td>
+          </tr>
+        )}
+      />
       {dialog}
     </section>
   );

@@ -3,12 +3,11 @@ import { type Caller, can, type GatewayApi, type ListReply } from '../api';
 import { BudgetMeter } from '../budget';
 import { formatCost } from '../format';
 import {
-  Alert,
   DangerButton,
-  Empty,
   FieldError,
   FormError,
   formatDate,
+  ListTable,
   useConfirm,
   useLoad,
   useSubmit,
@@ -318,80 +317,71 @@ export function VirtualKeysPage({
           }}
         />
       )}
-      <Alert text={list.error} />
-      {list.data && keys.length === 0 && (
-        <Empty>
-          No virtual keys yet.
-          {writable
-            ? ' Add your first provider credential with the form above.'
-            : ' A key with virtual_keys.write adds them.'}
-        </Empty>
-      )}
-      {keys.length > 0 && (
-        <div class="card table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Slug</th>
-                <th>Provider</th>
-                <th>Spend against budget</th>
-                <th>Rate limit</th>
-                <th>Updated</th>
-                {writable && (
-                  <th>
-                    <span class="sr-only">Actions</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {keys.map((vk) => (
-                <tr key={vk.id} data-row={vk.slug}>
-                  <td>
-                    <code>@{vk.slug}</code>
-                    <div class="muted small">{vk.name}</div>
-                  </td>
-                  <td>
-                    {vk.provider}
-                    {vk.custom_host && <div class="muted small">{vk.custom_host}</div>}
-                  </td>
-                  <td>
-                    <Budget vk={vk} />
-                  </td>
-                  <td>{vk.rate_limit ? `${vk.rate_limit.requests_per_minute}/min` : '—'}</td>
-                  <td class="nowrap">{formatDate(vk.updated_at)}</td>
-                  {writable && (
-                    <td class="row-actions">
-                      <button type="button" class="secondary small" onClick={() => setEditing(vk)}>
-                        Edit
-                      </button>
-                      <DangerButton
-                        confirm={confirm}
-                        message={`Delete the virtual key @${vk.slug}? Requests that name it will fail.`}
-                        confirmLabel="Delete virtual key"
-                        action={async () => {
-                          await api.send(
-                            'DELETE',
-                            `/virtual-keys/${encodeURIComponent(vk.slug)}`,
-                            undefined,
-                            {
-                              workspace: workspace || undefined,
-                            },
-                          );
-                          if (editing?.slug === vk.slug) setEditing(null);
-                          list.reload();
-                        }}
-                      >
-                        Delete
-                      </DangerButton>
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        error={list.error}
+        loaded={!!list.data}
+        rows={keys}
+        empty={
+          <>
+            No virtual keys yet.
+            {writable
+              ? ' Add your first provider credential with the form above.'
+              : ' A key with virtual_keys.write adds them.'}
+          </>
+        }
+        head={
+          <>
+            <th>Slug</th>
+            <th>Provider</th>
+            <th>Spend against budget</th>
+            <th>Rate limit</th>
+            <th>Updated</th>
+            {writable && (
+              <th>
+                <span class="sr-only">Actions</span>
+              </th>
+            )}
+          </>
+        }
+        row={(vk) => (
+          <tr key={vk.id} data-row={vk.slug}>
+            <td>
+              <code>@{vk.slug}</code>
+              <div class="muted small">{vk.name}</div>
+            </td>
+            <td>
+              {vk.provider}
+              {vk.custom_host && <div class="muted small">{vk.custom_host}</div>}
+            </td>
+            <td>
+              <Budget vk={vk} />
+            </td>
+            <td>{vk.rate_limit ? `${vk.rate_limit.requests_per_minute}/min` : '—'}</td>
+            <td class="nowrap">{formatDate(vk.updated_at)}</td>
+            {writable && (
+              <td class="row-actions">
+                <button type="button" class="secondary small" onClick={() => setEditing(vk)}>
+                  Edit
+                </button>
+                <DangerButton
+                  confirm={confirm}
+                  message={`Delete the virtual key @${vk.slug}? Requests that name it will fail.`}
+                  confirmLabel="Delete virtual key"
+                  action={async () => {
+                    await api.send('DELETE', `/virtual-keys/${encodeURIComponent(vk.slug)}`, undefined, {
+                      workspace: workspace || undefined,
+                    });
+                    if (editing?.slug === vk.slug) setEditing(null);
+                    list.reload();
+                  }}
+                >
+                  Delete
+                </DangerButton>
+              </td>
+            )}
+          </tr>
+        )}
+      />
       {dialog}
     </section>
   );

@@ -5,10 +5,10 @@ import { POLICY_PARAMS, PolicyFields, type PolicyView, policyDraft, policyOf } f
 import {
   Alert,
   DangerButton,
-  Empty,
   FieldError,
   FormError,
   formatDate,
+  ListTable,
   useConfirm,
   useFocusOnMount,
   useLoad,
@@ -224,43 +224,37 @@ export function WorkspacesPage({
       {open && (
         <WorkspacePolicy key={open} api={api} caller={caller} slug={open} onClose={() => setOpen(null)} />
       )}
-      {list.data && rows.length === 0 && (
-        <Empty>No workspaces yet. Create one above, then give it API keys and virtual keys.</Empty>
-      )}
-      {rows.length > 0 && (
-        <div class="card table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Slug</th>
-                <th>Name</th>
-                <th>Id</th>
-                <th>Created</th>
-                <th>
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((w) => (
-                <tr key={w.id} data-row={w.slug} class={open === w.slug ? 'selected' : ''}>
-                  <td class="nowrap">
-                    <code>{w.slug}</code>
-                  </td>
-                  <td>{w.name}</td>
-                  <td class="muted">{w.id}</td>
-                  <td class="nowrap">{formatDate(w.created_at)}</td>
-                  <td class="row-actions">
-                    <button type="button" class="secondary small" onClick={() => setOpen(w.slug)}>
-                      Policy
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        loaded={!!list.data}
+        rows={rows}
+        empty={<>No workspaces yet. Create one above, then give it API keys and virtual keys.</>}
+        head={
+          <>
+            <th>Slug</th>
+            <th>Name</th>
+            <th>Id</th>
+            <th>Created</th>
+            <th>
+              <span class="sr-only">Actions</span>
+            </th>
+          </>
+        }
+        row={(w) => (
+          <tr key={w.id} data-row={w.slug} class={open === w.slug ? 'selected' : ''}>
+            <td class="nowrap">
+              <code>{w.slug}</code>
+            </td>
+            <td>{w.name}</td>
+            <td class="muted">{w.id}</td>
+            <td class="nowrap">{formatDate(w.created_at)}</td>
+            <td class="row-actions">
+              <button type="button" class="secondary small" onClick={() => setOpen(w.slug)}>
+                Policy
+              </button>
+            </td>
+          </tr>
+        )}
+      />
     </section>
   );
 }
