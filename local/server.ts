@@ -9,13 +9,17 @@ import { bootstrap } from '../functions/control/bootstrap';
 import type { HttpEvent } from '../functions/core/http';
 import { logger } from '../functions/core/logger';
 import { FUNCTION_GROUPS, type FunctionGroupName, OPERATIONS } from '../functions/core/operations';
+import { markStage } from '../functions/core/stage-clock';
 import { configureAddressGuard, egressFromEnv } from '../functions/gateway/address-guard';
 import { compileRoutes, matchRoute } from '../functions/middleware/route';
 import { flushAnalytics } from '../functions/store/analytics-store';
+import { flushCounters } from '../functions/store/counter-store';
+import { useDynamoTransport } from '../functions/store/dynamo';
+import { flushLogWrites } from '../functions/store/log-store';
 import { ALL_TABLES } from '../functions/store/tables';
 import { installAwsLambdaShim, LocalResponseStream } from './awslambda-shim';
 import { lockDataDir } from './data-dir-lock';
-import { ensureTables, localTableName, startDynalite } from './dynamodb';
+import { EMBEDDED_DYNAMO_CLIENT, ensureTables, localTableName, startDynalite } from './dynamodb';
 import { startLocalRealtime } from './realtime';
 import { requestUrl } from './request-url';
 
@@ -99,6 +103,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   // One process serves every request here: usage aggregates gather for a second and are written together
   // (reads and shutdown flush first), instead of about fourteen writes after every reply.
   env.GATEWAY_AGGREGATE_FLUSH_MS ??= '1000';
+  // Log entries of requests that end within a few ms of each other are written in one BatchWriteItem.
+  env.GATEWAY_LOG_BATCH_MS ??= '5';
   for (const def of ALL_TABLES) env[def.envVar] ??= localTableName(def);
 
   // Built at every start (esbuild takes a fraction of a second), beside the embedded DynamoDB starting,
@@ -116,6 +122,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   } else {
     dynamo = await startDynalite(options.inMemory ? undefined : dataDir);
     env.DYNAMODB_ENDPOINT = dynamo.endpoint;
+    useDynamoTransport(EMBEDDED_DYNAMO_CLIENT);
     // The embedded DynamoDB checks no signature, but the SDK insists on signing with something.
     env.AWS_ACCESS_KEY_ID ??= 'local';
     env.AWS_SECRET_ACCESS_KEY ??= 'local';
@@ -139,6 +146,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
 
   const server = http.createServer({ noDelay: true, keepAliveTimeout: 65_000 }, (req, res) => {
     if (realtime.serveManagementApi(req, res)) return;
+    markStage('event build');
     const startedAt = performance.now();
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (requestLog) {
@@ -226,9 +234,15 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
         }
         server.closeAllConnections();
         await stopped;
-        await flushAnalytics().catch((error: unknown) =>
-          console.error('local server: usage aggregates not written:', (error as Error).message),
-        );
+        await Promise.all([
+          flushAnalytics().catch((error: unknown) =>
+            console.error('local server: usage aggregates not written:', (error as Error).message),
+          ),
+          flushLogWrites(),
+          flushCounters().catch((error: unknown) =>
+            console.error('local server: usage counters not written:', (error as Error).message),
+          ),
+        ]);
         await dynamo?.close();
         unlock();
       })();
@@ -315,6 +329,7 @@ async function serve(
     fail: () => undefined,
     succeed: () => undefined,
   } as Context;
+  markStage('middleware chain');
   await handlers[group](event, stream, context);
 }
 

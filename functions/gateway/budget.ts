@@ -258,6 +258,11 @@ export class BudgetLedger {
     period: string,
     cost: number | null,
   ): Promise<void> {
+    // Without a budget there is no alert to check: the charge joins the counters' flush window.
+    if (state.budget_limit === null) {
+      if (cost && cost > 0) await this.counters.addUnbudgetedSpend(key.id, period, cost);
+      return;
+    }
     await this.chargeAndTotal(key, state, period, cost);
   }
 

@@ -12,6 +12,7 @@ import type { ModelCallState } from '../core/http';
 import type { Usage, UsageLogDraft } from '../core/log-entry';
 import type { ModelPrice } from '../core/prices';
 import { credentialMasker } from '../core/secret-mask';
+import { markStage } from '../core/stage-clock';
 import { BudgetLedger, BudgetReservation, type LimitHolder, periodOf } from './budget';
 import { buildPlan, type PlanNode, type PlanTarget, type RouteOverrides } from './plan';
 import { enforceModel, enforceTarget, policies, type RequestPolicy, userHolder } from './policy';
@@ -131,6 +132,7 @@ export async function routeModelCall<S extends AttemptSuccess>(
   attempt: (target: ResolvedTarget, model: string | undefined) => Promise<S>,
   options: RouteOptions = {},
 ): Promise<{ target: ResolvedTarget; success: S }> {
+  markStage('plan');
   const log = state.log;
   const principal = state.principal;
   // Prices from a pricing file or URL load once per container; this waits only on a cold start.
@@ -144,7 +146,9 @@ export async function routeModelCall<S extends AttemptSuccess>(
     bound && model !== undefined
       ? bound.inputTokens + (bound.maxOutputTokens ?? maxOutputTokens('openai', model))
       : 0;
+  markStage('reserve');
   const rates = await RateReservation.take(holders, estimatedTokens);
+  markStage('plan');
   let budget: BudgetReservation | undefined;
 
   const prepare = async (planned: PlanTarget) => {
@@ -163,7 +167,9 @@ export async function routeModelCall<S extends AttemptSuccess>(
     const sent = typeof target.overrideParams.model === 'string' ? target.overrideParams.model : model;
     if (sent !== model && sent !== undefined) enforceModel(policy, sent);
     log.operatorPrices = [virtualKeyPrices(target), policy.prices];
+    markStage('reserve');
     budget = await reserve(state, policy, holders, target, sent, options);
+    markStage('upstream I/O');
     return target;
   };
 
@@ -182,6 +188,7 @@ export async function routeModelCall<S extends AttemptSuccess>(
     state.replyHeaders['x-gateway-retry-count'] = String(router.lastRetries);
   }
 
+  markStage('relay');
   const target = served.prepared;
   log.provider = target.provider.name;
   log.virtualKey = target.virtualKeySlug;

@@ -1,4 +1,5 @@
 import { Authenticator } from '../control/authenticator';
+import { markStage } from '../core/stage-clock';
 import type { GatewayMiddleware } from './types';
 
 /**
@@ -16,10 +17,12 @@ export function authenticate(authenticator = new Authenticator()): GatewayMiddle
     before: async (request) => {
       const state = request.context.gateway;
       if (state.operation?.access.kind === 'public') return;
+      markStage('auth');
       state.principal = await authenticator.authenticate(state.headers, {
         requestId: state.requestId,
         source: clientAddress(state.headers, request.event.requestContext?.http?.sourceIp),
       });
+      markStage('middleware chain');
     },
   };
 }

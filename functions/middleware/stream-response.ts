@@ -5,6 +5,7 @@ import type { GatewayContext, HttpEvent, HttpResult, RequestState } from '../cor
 import { newId } from '../core/ids';
 import type { SendOutcome } from '../core/log-entry';
 import { logger } from '../core/logger';
+import { markStage } from '../core/stage-clock';
 import { telemetry } from '../gateway/request-telemetry';
 
 type Chain = (event: HttpEvent, context: GatewayContext) => Promise<HttpResult>;
@@ -100,6 +101,7 @@ export function streamingHandler(chain: Chain) {
     const sentAt = performance.now();
 
     const outcome: SendOutcome = { statusCode: result.statusCode, clientDisconnected: disconnected };
+    markStage('log write / settle');
     await Promise.all(
       state.afterSend.map((task) =>
         task(outcome).catch((error: unknown) =>
@@ -110,6 +112,7 @@ export function streamingHandler(chain: Chain) {
         ),
       ),
     );
+    markStage(null);
     // Last, so that it sees the finished log entry; a telemetry failure must not fail the invocation.
     try {
       telemetry.complete({

@@ -2,6 +2,7 @@ import { hasCaller } from '../core/http';
 import { UsageLogDraft } from '../core/log-entry';
 import { logger } from '../core/logger';
 import { parseMetadata } from '../core/request-body';
+import { markStage } from '../core/stage-clock';
 import { policies } from '../gateway/policy';
 import { UserUsage } from '../gateway/user-usage';
 import { AnalyticsStore } from '../store/analytics-store';
@@ -58,7 +59,7 @@ export function usageLog(
               .forRequest(state)
               .then((p) => p.workspace?.indexed_metadata ?? [])
               .catch(() => []);
-            await store.put(entry, { indexedMetadata });
+            await store.write(entry, { indexedMetadata });
           } catch (error) {
             // The SDK already retried. Keep what we can in the operational log, without bodies.
             const { request: _req, response: _res, ...summary } = entry;
@@ -77,6 +78,7 @@ export function usageLog(
           ...draft.settlements.map((s) => settle(() => s(entry), 'spend update')),
         ]);
       });
+      markStage('handler');
       if (metadataError) throw metadataError;
     },
   };

@@ -6,6 +6,7 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { logger } from '../core/logger';
 import { isConditionFailure } from './control-store';
 import { documentClient, tableName } from './dynamo';
 
@@ -65,6 +66,92 @@ export interface UserDayUsage {
 }
 
 const TABLE = () => tableName('counters');
+
+/** ADDs (and SETs) waiting for one counter item, written together as one update. */
+interface PendingCounter {
+  key: { pk: string; sk: string };
+  add: Map<string, number>;
+  set: Record<string, unknown>;
+}
+
+// Counter updates that no reply waits for (per-user usage, the spend of keys without a budget), summed
+// per item for `GATEWAY_AGGREGATE_FLUSH_MS` in the local server, as the usage aggregates are: one ADD per
+// item and window instead of one per request. Reads of these counters and shutdown write them first.
+// 0 (Lambda): each update is written before the invocation ends.
+let pendingCounters = new Map<string, PendingCounter>();
+let counterTimer: NodeJS.Timeout | undefined;
+let counterFlush: Promise<void> = Promise.resolve();
+const counterWindowMs = () => Math.max(0, Number(process.env.GATEWAY_AGGREGATE_FLUSH_MS ?? 0) || 0);
+
+/** Writes every summed counter update this process holds (reads and the local server's shutdown). */
+export function flushCounters(): Promise<void> {
+  if (counterTimer) clearTimeout(counterTimer);
+  counterTimer = undefined;
+  const batch = [...pendingCounters.values()];
+  pendingCounters = new Map();
+  // After the flush before it: a reader that flushes must see everything added until then.
+  counterFlush = counterFlush
+    .catch(() => undefined)
+    .then(() => Promise.all(batch.map(writeCounter)).then(() => undefined));
+  return counterFlush;
+}
+
+function writeCounter({ key, add, set }: PendingCounter): Promise<unknown> {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const adds: string[] = [];
+  const sets: string[] = [];
+  let i = 0;
+  for (const [attribute, amount] of add) {
+    names[`#a${i}`] = attribute;
+    values[`:a${i}`] = amount;
+    adds.push(`#a${i} :a${i}`);
+    i++;
+  }
+  for (const [attribute, value] of Object.entries(set)) {
+    names[`#s${i}`] = attribute;
+    values[`:s${i}`] = value;
+    sets.push(`#s${i} = :s${i}`);
+    i++;
+  }
+  return documentClient().send(
+    new UpdateCommand({
+      TableName: TABLE(),
+      Key: key,
+      UpdateExpression: [sets.length ? `SET ${sets.join(', ')}` : '', `ADD ${adds.join(', ')}`]
+        .join(' ')
+        .trim(),
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    }),
+  );
+}
+
+/** Adds to a counter item: at once on Lambda, summed with the other updates of the window locally. */
+function addToCounter(
+  key: { pk: string; sk: string },
+  add: Record<string, number>,
+  set: Record<string, unknown> = {},
+): Promise<void> {
+  const id = `${key.pk}\u0000${key.sk}`;
+  let pending = pendingCounters.get(id);
+  if (!pending) {
+    pending = { key, add: new Map(), set: {} };
+    pendingCounters.set(id, pending);
+  }
+  for (const [attribute, amount] of Object.entries(add))
+    pending.add.set(attribute, (pending.add.get(attribute) ?? 0) + amount);
+  Object.assign(pending.set, set);
+  const window = counterWindowMs();
+  if (window === 0) return flushCounters();
+  counterTimer ??= setTimeout(() => {
+    flushCounters().catch((error: unknown) =>
+      logger.error('counter update failed', { error: (error as Error).message }),
+    );
+  }, window);
+  counterTimer.unref();
+  return Promise.resolve();
+}
 const vkKey = (id: string) => `VK#${id}`;
 const usersKey = (organisationId: string, workspace: string) => `USERS#${organisationId}#${workspace}`;
 
@@ -94,6 +181,7 @@ export class CounterStore {
     virtualKeyId: string,
     periods: string[],
   ): Promise<{ state: VirtualKeyState | undefined; spent: Record<string, number> }> {
+    if (periods.length > 0) await flushCounters();
     const table = TABLE();
     const keys = [
       { pk: vkKey(virtualKeyId), sk: 'STATE' },
@@ -144,6 +232,14 @@ export class CounterStore {
       }),
     );
     return Number(out.Attributes?.spent ?? usd);
+  }
+
+  /**
+   * Adds `usd` to a period's spend of a key without a budget, which nothing reads at once: summed with
+   * the other charges of the flush window in the local server, written at once on Lambda.
+   */
+  addUnbudgetedSpend(virtualKeyId: string, period: string, usd: number): Promise<void> {
+    return addToCounter({ pk: vkKey(virtualKeyId), sk: `SPEND#${period}` }, { spent: usd, held: usd });
   }
 
   /**
@@ -347,6 +443,7 @@ export class CounterStore {
 
   /** Spend and live (unexpired) reservations of budget items, read strongly. */
   async readBudgetItems(keys: Array<{ pk: string; sk: string }>): Promise<BudgetItemState[]> {
+    await flushCounters();
     const now = Date.now() / 1000;
     return Promise.all(
       keys.map(async (key) => {
@@ -432,30 +529,23 @@ export class CounterStore {
     }
   }
 
-  /** Adds one request's usage to its user's counters for the day, in one atomic ADD. */
-  async addUserUsage(
+  /** Adds one request's usage to its user's counters for the day (summed per flush window locally). */
+  addUserUsage(
     organisationId: string,
     workspace: string,
     day: string,
     user: string,
     usage: { cost: number; prompt_tokens: number; completion_tokens: number },
   ): Promise<void> {
-    await this.db.send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: { pk: usersKey(organisationId, workspace), sk: `${day}#${user}` },
-        UpdateExpression:
-          'ADD requests :one, cost :cost, prompt_tokens :prompt, completion_tokens :completion SET #user = :user, #day = :day',
-        ExpressionAttributeNames: { '#user': 'user', '#day': 'day' },
-        ExpressionAttributeValues: {
-          ':one': 1,
-          ':cost': usage.cost,
-          ':prompt': usage.prompt_tokens,
-          ':completion': usage.completion_tokens,
-          ':user': user,
-          ':day': day,
-        },
-      }),
+    return addToCounter(
+      { pk: usersKey(organisationId, workspace), sk: `${day}#${user}` },
+      {
+        requests: 1,
+        cost: usage.cost,
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+      },
+      { user, day },
     );
   }
 
@@ -466,6 +556,7 @@ export class CounterStore {
     fromDay: string,
     toDay: string,
   ): Promise<UserDayUsage[]> {
+    await flushCounters();
     const rows: UserDayUsage[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {

@@ -1,14 +1,36 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLES, type TableName } from './tables';
 
 // Built once per container. DYNAMODB_ENDPOINT points at the embedded DynamoDB locally.
 let client: DynamoDBDocumentClient | undefined;
+let transport: DynamoTransport | undefined;
+
+/** How this process reaches its DynamoDB when not over HTTPS with the SDK's defaults. */
+export interface DynamoTransport {
+  config: Partial<DynamoDBClientConfig>;
+  /** Middlewares (by name) that do nothing useful on this transport. */
+  unusedMiddleware: string[];
+}
+
+/**
+ * Sends this process's DynamoDB calls through another transport (the local server's embedded DynamoDB,
+ * reached in memory). Set before the first call; never on Lambda.
+ */
+export function useDynamoTransport(value: DynamoTransport): void {
+  transport = value;
+  client = undefined;
+}
 
 export function documentClient(): DynamoDBDocumentClient {
   if (!client) {
     const endpoint = process.env.DYNAMODB_ENDPOINT;
-    const base = new DynamoDBClient(endpoint ? { endpoint, maxAttempts: 3 } : { maxAttempts: 3 });
+    const base = new DynamoDBClient({
+      maxAttempts: 3,
+      ...(endpoint ? { endpoint } : {}),
+      ...transport?.config,
+    });
+    for (const name of transport?.unusedMiddleware ?? []) base.middlewareStack.remove(name);
     client = DynamoDBDocumentClient.from(base, {
       marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     });

@@ -30,6 +30,13 @@ const RETENTION_DAYS = Number(process.env.GATEWAY_LOG_RETENTION_DAYS ?? 30);
 const SHARDS = Number(process.env.GATEWAY_LOG_SHARDS ?? 8);
 /** Items one list page may read (before filters) before it stops and hands back a cursor. */
 const READ_BUDGET = Number(process.env.GATEWAY_LOG_READ_BUDGET ?? 4_000);
+/**
+ * How long finished entries gather before they are written together (BatchWriteItem, 25 items a call).
+ * 0 (Lambda): each entry is written on its own after its reply. The local server sets
+ * `GATEWAY_LOG_BATCH_MS` (a few ms): one process serving many requests then writes many entries a call.
+ */
+const batchWindowMs = () => Math.max(0, Number(process.env.GATEWAY_LOG_BATCH_MS ?? 0) || 0);
+const BATCH_ITEMS = 25;
 const ORG_INDEX = 'by-organisation';
 type FilterIndex = (typeof LOG_FILTER_INDEXES)[number][0];
 const INDEX_KEY = Object.fromEntries(LOG_FILTER_INDEXES) as Record<FilterIndex, string>;
@@ -122,10 +129,107 @@ export interface PutOptions {
   indexedMetadata?: readonly string[];
 }
 
+/** One entry waiting in the batch: its items, and who waits for them to be written. */
+interface QueuedEntry {
+  entry: LogEntry;
+  options: PutOptions;
+  items: Record<string, unknown>[];
+  store: LogStore;
+  written: () => void;
+  failed: (error: Error) => void;
+}
+
+// Every entry waiting to be written by this process, whichever store took it.
+let queue: QueuedEntry[] = [];
+let queuedItems = 0;
+let timer: NodeJS.Timeout | undefined;
+const inFlight = new Set<Promise<void>>();
+
+/** Writes every entry still waiting (the local server calls it before it stops). */
+export async function flushLogWrites(): Promise<void> {
+  sendQueue();
+  while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+}
+
+/** Sends what is queued now, in calls of at most 25 items; an entry's items stay in one call. */
+function sendQueue(): void {
+  if (timer) clearTimeout(timer);
+  timer = undefined;
+  let batch: QueuedEntry[] = [];
+  let size = 0;
+  const send = () => {
+    if (batch.length === 0) return;
+    const sent = writeBatch(batch);
+    inFlight.add(sent);
+    void sent.finally(() => inFlight.delete(sent));
+    batch = [];
+    size = 0;
+  };
+  for (const queued of queue) {
+    if (size + queued.items.length > BATCH_ITEMS) send();
+    batch.push(queued);
+    size += queued.items.length;
+  }
+  send();
+  queue = [];
+  queuedItems = 0;
+}
+
+/**
+ * One BatchWriteItem; what DynamoDB leaves unprocessed is sent again with a growing pause. Entries it
+ * still could not write (or a call that failed whole) go through `put` one by one, which retries and
+ * last writes a minimal item: the ledger loses nothing a single write would have kept.
+ */
+async function writeBatch(batch: QueuedEntry[]): Promise<void> {
+  const table = tableName('logs');
+  const db = documentClient();
+  let requests = batch.flatMap((q) => q.items.map((Item) => ({ PutRequest: { Item } })));
+  try {
+    for (let attempt = 0; requests.length > 0 && attempt < 5; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 10 * 2 ** attempt));
+      const out = await db.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
+      requests = (out.UnprocessedItems?.[table] ?? []) as typeof requests;
+    }
+  } catch (error) {
+    logger.warn('log batch write failed; writing its entries one by one', {
+      error: (error as Error).message,
+    });
+    requests = batch.flatMap((q) => q.items.map((Item) => ({ PutRequest: { Item } })));
+  }
+  const left = new Set(requests.map((r) => String(r.PutRequest.Item.id)));
+  await Promise.all(
+    batch.map(async (q) => {
+      try {
+        if (left.has(q.entry.id)) await q.store.put(q.entry, q.options);
+        q.written();
+      } catch (error) {
+        q.failed(error as Error);
+      }
+    }),
+  );
+}
+
 export class LogStore {
   private readonly db = documentClient();
+  private readonly windowMs = batchWindowMs();
 
   constructor(private readonly readBudget = READ_BUDGET) {}
+
+  /**
+   * Writes a finished request's entry: on its own (`put`) on Lambda, or with the entries that finish
+   * within `GATEWAY_LOG_BATCH_MS` in the local server. Resolves once it is written, as `put` does.
+   */
+  async write(entry: LogEntry, options: PutOptions = {}): Promise<void> {
+    if (this.windowMs === 0) return this.put(entry, options);
+    const { index, body } = await this.items(entry, options);
+    const items = body ? [{ ...index, has_body: true }, { ...body }] : [index];
+    await new Promise<void>((written, failed) => {
+      queue.push({ entry, options, items, store: this, written, failed });
+      queuedItems += items.length;
+      if (queuedItems >= BATCH_ITEMS) sendQueue();
+      else timer ??= setTimeout(sendQueue, this.windowMs);
+    });
+  }
 
   /**
    * Writes the entry whatever its size: its index item (no bodies), then its bodies apart (a body item,
