@@ -219,6 +219,28 @@ export function embeddingMaxCost(
   return usd((Buffer.byteLength(JSON.stringify(request.input ?? ''), 'utf8') * price) / 1e6);
 }
 
+// A video's length when the request names none (the API's default), and the longest it makes.
+const DEFAULT_VIDEO_SECONDS = 4;
+const MAX_VIDEO_SECONDS = 12;
+
+/**
+ * Videos: the seconds asked for (the default when none, the longest when unreadable) at the model's
+ * per-second price for the size asked for, or its dearest size when that one has no price of its own.
+ */
+export function videoMaxCost(
+  provider: string,
+  model: string | null,
+  request: Record<string, unknown>,
+): number | null {
+  const table = lookup(pricesFor(provider)?.videoPerSecond ?? {}, model);
+  if (!table) return null;
+  const asked = Number(request.seconds ?? DEFAULT_VIDEO_SECONDS);
+  const seconds = Number.isFinite(asked) && asked > 0 ? asked : MAX_VIDEO_SECONDS;
+  const size = typeof request.size === 'string' ? request.size : '';
+  const perSecond = table[size] ?? table['*'] ?? largest(table) ?? 0;
+  return usd(seconds * perSecond);
+}
+
 // Output tokens of gpt-image-1's largest, highest-quality image (1536x1024, high).
 const MAX_IMAGE_OUTPUT_TOKENS = 6240;
 // Input tokens one input image can count for a token-priced image model, with room to spare.

@@ -23,6 +23,7 @@ import {
   transcriptionCost,
   transcriptionMaxCost,
   videoCost,
+  videoMaxCost,
 } from './media-pricing';
 import { type CallSuccess, exchange, routeModelCall } from './model-call';
 import { type MultipartForm, readMultipart, replaceField } from './multipart';
@@ -163,6 +164,8 @@ export const PASSTHROUGH = {
       validSize(b);
     },
     cost: completedVideoCost,
+    // Sora 2 is the model the API uses when the request names none.
+    maxCost: ({ provider, model, request }) => videoMaxCost(provider, model ?? 'sora-2', request),
   },
   'videos.list': none,
   'videos.get': { request: 'none', cost: completedVideoCost },

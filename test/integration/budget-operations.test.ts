@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { chunk, openSse, sendJson, sleep, sseData, startFakeOpenAI } from '../support/fake-openai';
+import { video } from '../support/fake-openai-api';
 import { useGateway } from '../support/fixture';
 import { waitForLog } from '../support/gateway';
 
@@ -138,6 +139,55 @@ describe('every priced operation reserves its cost', () => {
     expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(412);
     expect((refused as InstanceType<typeof OpenAI.APIError>).param).toBe('virtual_key');
     expect(fake.requests.length).toBe(0);
+  });
+});
+
+describe('videos reserve their cost', () => {
+  it('refuses a video the budget cannot cover, and settles a served one so the next still fits', async () => {
+    // sora-2 costs 0.10 USD a second: 8 seconds reserve 0.80 USD; the price is charged once a read shows
+    // the video completed.
+    fake.use((req, res) =>
+      sendJson(
+        res,
+        200,
+        video(
+          req.path === '/v1/videos' ? 'video_budget1' : (req.path.split('/').pop() ?? ''),
+          'sora-2',
+          req.method === 'POST' ? 'queued' : 'completed',
+        ),
+      ),
+    );
+    await createVirtualKey('vk-video-small', { budget_limit: 0.5 });
+    await createVirtualKey('vk-video', { budget_limit: 1 });
+    const create = (slug: string) =>
+      gw
+        .client({ headers: { 'x-gateway-provider': `@${slug}` } })
+        .videos.create({ model: 'sora-2', prompt: 'A lighthouse', seconds: '8' });
+
+    const refused = await create('vk-video-small').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OpenAI.APIError);
+    expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(412);
+    expect((refused as InstanceType<typeof OpenAI.APIError>).code).toBe('budget_exceeded');
+    expect((refused as InstanceType<typeof OpenAI.APIError>).param).toBe('virtual_key');
+    expect(fake.requests.length).toBe(0);
+
+    // Each creation gives its reservation back once answered: two in a row fit a 1 USD budget.
+    const { data: first, response } = await create('vk-video').withResponse();
+    expect(first.status).toBe('queued');
+    expect((await waitForLog(gw, response.headers.get('x-gateway-request-id') ?? '')).status).toBe(200);
+    expect(await settledSpend('vk-video')).toBe(0);
+    await create('vk-video');
+    expect(fake.requests.length).toBe(2);
+
+    // The completed video is charged; another 8 seconds no longer fit.
+    const done = await gw
+      .client({ headers: { 'x-gateway-provider': '@vk-video' } })
+      .videos.retrieve('video_budget1');
+    expect(done.status).toBe('completed');
+    expect(await settledSpend('vk-video')).toBeCloseTo(0.8, 10);
+    const over = await create('vk-video').catch((e: unknown) => e);
+    expect((over as InstanceType<typeof OpenAI.APIError>).status).toBe(412);
+    expect(fake.requests.length).toBe(3);
   });
 });
 
