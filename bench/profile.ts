@@ -1,0 +1,170 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { agent, BENCH_ADMIN_KEY, call, startChild, throughput } from './support';
+
+// `npm run bench:profile`: a CPU profile (`node --cpu-prof`) of the local server as `npm start` runs it,
+// under load at concurrency 16 (a request under four budgets: workspace, API key, user and virtual key,
+// then one without any), and a summary: the functions with the most self time, and the time spent under
+// each package or folder, for the server's main thread and for the embedded DynamoDB's thread.
+
+const REQUESTS = Number(process.env.BENCH_PROFILE_REQUESTS ?? 3000);
+const CONCURRENCY = 16;
+const TOP = 20;
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Where a frame's code lives: a package, one of our folders, or Node itself. */
+function areaOf(url: string): string {
+  const pkg = /node_modules\/((@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg) return pkg[1] as string;
+  const ours = /\/(functions\/[^/]+|local|bench)\//.exec(url);
+  if (ours) return ours[1] as string;
+  return url.startsWith('node:') ? 'node' : url ? 'other' : '(native)';
+}
+
+/** Sampled time not idle, in µs. */
+function busyUs(profile: Profile): number {
+  const idle = new Set(profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
+  return profile.samples.reduce((sum, id, i) => sum + (idle.has(id) ? 0 : (profile.timeDeltas[i] ?? 0)), 0);
+}
+
+function summarise(file: string): void {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const selfUs = new Map<number, number>();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    const dt = profile.timeDeltas[i] ?? 0;
+    selfUs.set(id, (selfUs.get(id) ?? 0) + dt);
+    total += dt;
+  });
+  const byFunction = new Map<string, number>();
+  const byArea = new Map<string, number>();
+  let idle = 0;
+  for (const [id, us] of selfUs) {
+    const frame = (nodes.get(id) as ProfileNode).callFrame;
+    if (frame.functionName === '(idle)') idle += us;
+    const where = frame.url.replace(/.*node_modules\//, '').replace(/.*\/(functions|local|bench)\//, '$1/');
+    const name = `${frame.functionName || '(anonymous)'}  ${where}${where ? `:${frame.lineNumber + 1}` : ''}`;
+    byFunction.set(name, (byFunction.get(name) ?? 0) + us);
+    // Inclusive per area: each area on the sample's stack counts once.
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const area = areaOf((nodes.get(at) as ProfileNode).callFrame.url);
+      if (area === '(native)' || seen.has(area)) continue;
+      seen.add(area);
+      byArea.set(area, (byArea.get(area) ?? 0) + us);
+    }
+  }
+  const busy = total - idle;
+  const share = (us: number) => `${((100 * us) / busy).toFixed(1).padStart(5)}%`;
+  console.log(`  busy ${(busy / 1000).toFixed(0)} ms of ${(total / 1000).toFixed(0)} ms sampled`);
+  console.log('  most self time (share of busy time):');
+  for (const [name, us] of [...byFunction]
+    .filter(([n]) => !n.startsWith('(idle)'))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, TOP))
+    console.log(`    ${share(us)}  ${name}`);
+  console.log('  time under each package or folder (inclusive):');
+  for (const [area, us] of [...byArea].sort((a, b) => b[1] - a[1]).slice(0, TOP))
+    console.log(`    ${share(us)}  ${area}`);
+}
+
+async function main() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gateway-profile-'));
+  const profileDir = mkdtempSync(join(tmpdir(), 'gateway-cpuprofile-'));
+  const upstream = await startChild(['bench/fake-upstream.ts'], {}, /fake upstream on (\d+)/);
+  const upstreamUrl = `http://127.0.0.1:${upstream.match[1]}/v1`;
+  const gateway = await startChild(
+    ['--cpu-prof', '--cpu-prof-dir', profileDir, 'local/main.ts'],
+    {
+      PORT: '0',
+      GATEWAY_DATA_DIR: dataDir,
+      GATEWAY_ADMIN_KEY: BENCH_ADMIN_KEY,
+      POWERTOOLS_LOG_LEVEL: 'ERROR',
+      GATEWAY_LOG_LEVEL: 'warn',
+    },
+    /listening on (http:\/\/127\.0\.0\.1:(\d+)\/v1)/,
+  );
+  const url = gateway.match[1] as string;
+  const port = Number(gateway.match[2]);
+  try {
+    const admin = async (method: string, path: string, payload: unknown) => {
+      const res = await fetch(`${url}${path}`, {
+        method,
+        headers: { 'x-gateway-api-key': BENCH_ADMIN_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify(payload),
+      });
+      if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+      return (await res.json()) as Record<string, unknown>;
+    };
+    const BIG = 1_000_000;
+    await admin('POST', '/workspaces', { name: 'profile', slug: 'profile' });
+    await admin('PATCH', '/workspaces/profile', {
+      policy: { budget_limit: BIG, user_limits: { budget_limit: BIG } },
+    });
+    const key = String(
+      (await admin('POST', '/api-keys', { name: 'p', workspace: 'profile', policy: { budget_limit: BIG } }))
+        .key,
+    );
+    await admin('POST', '/virtual-keys', {
+      name: 'p',
+      slug: 'p',
+      workspace: 'profile',
+      provider: 'openai',
+      key: 'sk-bench',
+      custom_host: upstreamUrl,
+      budget_limit: BIG,
+    });
+    const budgeted = JSON.stringify({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'ping' }],
+      user: 'u1',
+    });
+    const plain = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
+    const four = () =>
+      call(port, '/v1/chat/completions', budgeted, { 'x-gateway-api-key': key, 'x-gateway-provider': '@p' });
+    const none = () =>
+      call(port, '/v1/chat/completions', plain, {
+        'x-gateway-api-key': BENCH_ADMIN_KEY,
+        'x-gateway-custom-host': upstreamUrl,
+        authorization: 'Bearer sk-bench',
+      });
+    const fourRps = await throughput(REQUESTS, CONCURRENCY, four);
+    const noneRps = await throughput(REQUESTS, CONCURRENCY, none);
+    console.log(
+      `\nCPU profile of the local server under load: ${REQUESTS} requests at concurrency ${CONCURRENCY} under four budgets (${fourRps.toFixed(0)} requests/s), then ${REQUESTS} without any (${noneRps.toFixed(0)} requests/s)`,
+    );
+  } finally {
+    agent.destroy();
+    const exited = new Promise((r) => gateway.child.once('exit', r));
+    gateway.child.kill('SIGTERM');
+    await exited;
+    upstream.child.kill('SIGTERM');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  // One profile per thread: the server's main thread is the busiest, the embedded DynamoDB's the next.
+  const files = readdirSync(profileDir)
+    .map((f) => join(profileDir, f))
+    .map((f) => ({ f, busy: busyUs(JSON.parse(readFileSync(f, 'utf8')) as Profile) }))
+    .sort((a, b) => b.busy - a.busy);
+  const names = ['server main thread', 'embedded DynamoDB thread'];
+  files.slice(0, 2).forEach(({ f }, i) => {
+    console.log(`\n${names[i]} (${f})`);
+    summarise(f);
+  });
+}
+
+await main();
