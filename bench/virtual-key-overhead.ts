@@ -143,9 +143,10 @@ const samples: Record<Variant | 'direct', number[]> = {
   direct: [],
 };
 
-// The spend settlements and the log write run after the last byte; a short pause lets them finish so
-// that one request's after-send work is not measured as the next request's latency.
-const settled = () => new Promise((r) => setTimeout(r, 5));
+// The spend settlements and the log write run after the last byte (locally within GATEWAY_WRITE_BATCH_MS,
+// 5 ms); a short pause lets them finish so that one request's after-send work is not measured as the
+// next request's latency.
+const settled = () => new Promise((r) => setTimeout(r, 15));
 for (let i = 0; i < WARMUP + N; i++) {
   const direct = await call(`${upstreamUrl}/chat/completions`, {});
   takeStageTotals();

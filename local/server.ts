@@ -104,7 +104,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   // (reads and shutdown flush first), instead of about fourteen writes after every reply.
   env.GATEWAY_AGGREGATE_FLUSH_MS ??= '1000';
   // Log entries of requests that end within a few ms of each other are written in one BatchWriteItem.
-  env.GATEWAY_LOG_BATCH_MS ??= '5';
+  env.GATEWAY_WRITE_BATCH_MS ??= '5';
   for (const def of ALL_TABLES) env[def.envVar] ??= localTableName(def);
 
   // Built at every start (esbuild takes a fraction of a second), beside the embedded DynamoDB starting,

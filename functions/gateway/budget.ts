@@ -157,8 +157,9 @@ export class BudgetReservation {
   async settle(usd: number): Promise<LimitHolder | undefined> {
     const spent = await Promise.all(
       this.holds.map(async ({ holder, hold }) => {
-        const total = await this.store.settle(hold, usd);
-        if (usd > 0) await alertOnCrossing(holder, hold.sk.slice(6), total, usd, this.store);
+        const { spent: total, charged } = await this.store.settle(hold, usd);
+        // `charged` is what moved the total: settlements written together cross a line together.
+        if (charged > 0) await alertOnCrossing(holder, hold.sk.slice(6), total, charged, this.store);
         return total >= (holder.limits.budget_limit as number) ? holder : undefined;
       }),
     );

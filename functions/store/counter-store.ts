@@ -83,8 +83,134 @@ let counterTimer: NodeJS.Timeout | undefined;
 let counterFlush: Promise<void> = Promise.resolve();
 const counterWindowMs = () => Math.max(0, Number(process.env.GATEWAY_AGGREGATE_FLUSH_MS ?? 0) || 0);
 
-/** Writes every summed counter update this process holds (reads and the local server's shutdown). */
-export function flushCounters(): Promise<void> {
+/** What a settlement did to its budget item: the spend after it, and what its update added. */
+export interface Settled {
+  spent: number;
+  /** The cost this update added: the settlement's own, or that of every settlement written with it. */
+  charged: number;
+}
+
+/** A settlement waiting for its budget item's write. */
+interface PendingSettle {
+  hold: BudgetHold;
+  usd: number;
+  done: (settled: Settled) => void;
+  failed: (error: Error) => void;
+}
+
+// Settlements of one budget item that end within `GATEWAY_WRITE_BATCH_MS` of each other (the local
+// server, under concurrent load) are written as one update; 0 (Lambda): each on its own, at once.
+const pendingSettles = new Map<string, PendingSettle[]>();
+let settleTimer: NodeJS.Timeout | undefined;
+const settleWindowMs = () => Math.max(0, Number(process.env.GATEWAY_WRITE_BATCH_MS ?? 0) || 0);
+// A DynamoDB expression holds at most 4 KB: settlements past this many per item wait for the next write.
+const SETTLES_PER_UPDATE = 50;
+const itemId = (key: { pk: string; sk: string }) => `${key.pk}\u0000${key.sk}`;
+
+/**
+ * Writes the settlements waiting (all, or those of one budget item); resolves once written. True when
+ * there were any: a reservation refused while its item had settlements waiting is tried again.
+ */
+function flushSettles(only?: string): Promise<boolean> {
+  const groups: PendingSettle[][] = [];
+  for (const [id, group] of pendingSettles) {
+    if (only !== undefined && id !== only) continue;
+    pendingSettles.delete(id);
+    for (let i = 0; i < group.length; i += SETTLES_PER_UPDATE)
+      groups.push(group.slice(i, i + SETTLES_PER_UPDATE));
+  }
+  if (pendingSettles.size === 0 && settleTimer) {
+    clearTimeout(settleTimer);
+    settleTimer = undefined;
+  }
+  return Promise.all(groups.map(writeSettles)).then(() => groups.length > 0);
+}
+
+async function writeSettles(group: PendingSettle[]): Promise<void> {
+  const one = async (p: PendingSettle) => {
+    try {
+      p.done({ spent: await settleOne(p.hold, p.usd), charged: p.usd });
+    } catch (error) {
+      p.failed(error as Error);
+    }
+  };
+  if (group.length === 1) return one(group[0] as PendingSettle);
+  const names: Record<string, string> = {};
+  group.forEach((p, i) => {
+    names[`#r${i}`] = p.hold.attribute;
+  });
+  const refs = Object.keys(names);
+  const usd = round12(group.reduce((sum, p) => sum + p.usd, 0));
+  const delta = round12(group.reduce((sum, p) => sum + p.usd - p.hold.usd, 0));
+  const { pk, sk } = (group[0] as PendingSettle).hold;
+  try {
+    const out = await documentClient().send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: { pk, sk },
+        UpdateExpression: `REMOVE ${refs.join(', ')} ADD held :delta, spent :usd`,
+        // Only if every reservation still holds: one swept for its expiry is settled on its own.
+        ConditionExpression: refs.map((ref) => `attribute_exists(${ref})`).join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: { ':delta': delta, ':usd': usd },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    const spent = Number(out.Attributes?.spent ?? usd);
+    for (const p of group) p.done({ spent, charged: usd });
+  } catch (error) {
+    if (!isConditionFailure(error)) {
+      for (const p of group) p.failed(error as Error);
+      return;
+    }
+    await Promise.all(group.map(one));
+  }
+}
+
+/**
+ * Settles a reservation in one update: removes it and adds the actual cost to the spend. A reservation
+ * already swept for its expiry no longer holds anything, so the cost is then added on its own.
+ * Returns the period's new spend.
+ */
+async function settleOne(hold: BudgetHold, usd: number): Promise<number> {
+  const db = documentClient();
+  try {
+    const out = await db.send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: { pk: hold.pk, sk: hold.sk },
+        UpdateExpression: 'REMOVE #r ADD held :delta, spent :usd',
+        ConditionExpression: 'attribute_exists(#r)',
+        ExpressionAttributeNames: { '#r': hold.attribute },
+        ExpressionAttributeValues: { ':delta': round12(usd - hold.usd), ':usd': usd },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(out.Attributes?.spent ?? usd);
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+  const out = await db.send(
+    new UpdateCommand({
+      TableName: TABLE(),
+      Key: { pk: hold.pk, sk: hold.sk },
+      UpdateExpression: 'ADD held :usd, spent :usd',
+      ExpressionAttributeValues: { ':usd': usd },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  return Number(out.Attributes?.spent ?? usd);
+}
+
+/**
+ * Writes every summed counter update and settlement this process holds (reads and the local server's
+ * shutdown).
+ */
+export async function flushCounters(): Promise<void> {
+  await Promise.all([flushSettles(), flushCounterUpdates()]);
+}
+
+function flushCounterUpdates(): Promise<void> {
   if (counterTimer) clearTimeout(counterTimer);
   counterTimer = undefined;
   const batch = [...pendingCounters.values()];
@@ -133,7 +259,7 @@ function addToCounter(
   add: Record<string, number>,
   set: Record<string, unknown> = {},
 ): Promise<void> {
-  const id = `${key.pk}\u0000${key.sk}`;
+  const id = itemId(key);
   let pending = pendingCounters.get(id);
   if (!pending) {
     pending = { key, add: new Map(), set: {} };
@@ -143,9 +269,9 @@ function addToCounter(
     pending.add.set(attribute, (pending.add.get(attribute) ?? 0) + amount);
   Object.assign(pending.set, set);
   const window = counterWindowMs();
-  if (window === 0) return flushCounters();
+  if (window === 0) return flushCounterUpdates();
   counterTimer ??= setTimeout(() => {
-    flushCounters().catch((error: unknown) =>
+    flushCounterUpdates().catch((error: unknown) =>
       logger.error('counter update failed', { error: (error as Error).message }),
     );
   }, window);
@@ -337,7 +463,10 @@ export class CounterStore {
         return hold;
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
-        if (round > 0 || !(await this.sweepExpired(pk, sk))) return undefined;
+        if (round > 0) return undefined;
+        // Settlements of this item still waiting in this process may free the room: write them first.
+        const settled = await flushSettles(itemId({ pk, sk }));
+        if (!(await this.sweepExpired(pk, sk)) && !settled) return undefined;
       }
     }
     return undefined;
@@ -362,37 +491,22 @@ export class CounterStore {
   }
 
   /**
-   * Settles a reservation in one update: removes it and adds the actual cost to the spend. A reservation
-   * already swept for its expiry no longer holds anything, so the cost is then added on its own.
-   * Returns the period's new spend.
+   * Settles a reservation: removes it and adds the actual cost to the spend, in one update (shared with
+   * the other settlements of its item that end within `GATEWAY_WRITE_BATCH_MS` in the local server).
    */
-  async settle(hold: BudgetHold, usd: number): Promise<number> {
-    try {
-      const out = await this.db.send(
-        new UpdateCommand({
-          TableName: TABLE(),
-          Key: { pk: hold.pk, sk: hold.sk },
-          UpdateExpression: 'REMOVE #r ADD held :delta, spent :usd',
-          ConditionExpression: 'attribute_exists(#r)',
-          ExpressionAttributeNames: { '#r': hold.attribute },
-          ExpressionAttributeValues: { ':delta': round12(usd - hold.usd), ':usd': usd },
-          ReturnValues: 'UPDATED_NEW',
-        }),
-      );
-      return Number(out.Attributes?.spent ?? usd);
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-    }
-    const out = await this.db.send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: { pk: hold.pk, sk: hold.sk },
-        UpdateExpression: 'ADD held :usd, spent :usd',
-        ExpressionAttributeValues: { ':usd': usd },
-        ReturnValues: 'UPDATED_NEW',
-      }),
-    );
-    return Number(out.Attributes?.spent ?? usd);
+  settle(hold: BudgetHold, usd: number): Promise<Settled> {
+    const window = settleWindowMs();
+    if (window === 0) return settleOne(hold, usd).then((spent) => ({ spent, charged: usd }));
+    return new Promise((done, failed) => {
+      const id = itemId(hold);
+      const group = pendingSettles.get(id) ?? [];
+      group.push({ hold, usd, done, failed });
+      pendingSettles.set(id, group);
+      settleTimer ??= setTimeout(() => {
+        settleTimer = undefined;
+        void flushSettles();
+      }, window);
+    });
   }
 
   /** Adds a cost that had no reservation (a realtime response) to spend and `held`; returns the new spend. */

@@ -33,9 +33,9 @@ const READ_BUDGET = Number(process.env.GATEWAY_LOG_READ_BUDGET ?? 4_000);
 /**
  * How long finished entries gather before they are written together (BatchWriteItem, 25 items a call).
  * 0 (Lambda): each entry is written on its own after its reply. The local server sets
- * `GATEWAY_LOG_BATCH_MS` (a few ms): one process serving many requests then writes many entries a call.
+ * `GATEWAY_WRITE_BATCH_MS` (a few ms): one process serving many requests then writes many entries a call.
  */
-const batchWindowMs = () => Math.max(0, Number(process.env.GATEWAY_LOG_BATCH_MS ?? 0) || 0);
+const batchWindowMs = () => Math.max(0, Number(process.env.GATEWAY_WRITE_BATCH_MS ?? 0) || 0);
 const BATCH_ITEMS = 25;
 const ORG_INDEX = 'by-organisation';
 type FilterIndex = (typeof LOG_FILTER_INDEXES)[number][0];
@@ -217,7 +217,7 @@ export class LogStore {
 
   /**
    * Writes a finished request's entry: on its own (`put`) on Lambda, or with the entries that finish
-   * within `GATEWAY_LOG_BATCH_MS` in the local server. Resolves once it is written, as `put` does.
+   * within `GATEWAY_WRITE_BATCH_MS` in the local server. Resolves once it is written, as `put` does.
    */
   async write(entry: LogEntry, options: PutOptions = {}): Promise<void> {
     if (this.windowMs === 0) return this.put(entry, options);
