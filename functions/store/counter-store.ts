@@ -1,3 +1,4 @@
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   DeleteCommand,
@@ -8,7 +9,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { logger } from '../core/logger';
 import { isConditionFailure } from './control-store';
-import { documentClient, tableName } from './dynamo';
+import { documentClient, dynamoClient, tableName } from './dynamo';
 
 // Single-item atomic counters (docs/architecture.md, "A new store": no read-modify-write). Keys:
 //   VK#<virtual key id> / STATE                     -> what is enforced: budget, period, alert, rate limit;
@@ -441,10 +442,11 @@ export class CounterStore {
     const hold: BudgetHold = { pk, sk, attribute: RESERVATION_PREFIX + requestId, usd };
     for (let round = 0; round < 2; round++) {
       try {
-        await this.db.send(
-          new UpdateCommand({
+        // In DynamoDB's attribute format: this call is on the request's path (see `dynamoClient`).
+        await dynamoClient().send(
+          new UpdateItemCommand({
             TableName: TABLE(),
-            Key: { pk, sk },
+            Key: { pk: { S: pk }, sk: { S: sk } },
             UpdateExpression: 'ADD held :usd SET #r = :entry',
             // No arithmetic in conditions: `held` already is spent plus reservations. A reservation of
             // nothing (an operation without a price bound) still needs room left.
@@ -454,9 +456,9 @@ export class CounterStore {
                 : 'attribute_not_exists(held) OR held < :room',
             ExpressionAttributeNames: { '#r': hold.attribute },
             ExpressionAttributeValues: {
-              ':usd': usd,
-              ':room': round12(limit - usd),
-              ':entry': { usd, exp: expiresAtSeconds },
+              ':usd': { N: String(usd) },
+              ':room': { N: String(round12(limit - usd)) },
+              ':entry': { M: { usd: { N: String(usd) }, exp: { N: String(expiresAtSeconds) } } },
             },
           }),
         );

@@ -4,6 +4,7 @@ import { TABLES, type TableName } from './tables';
 
 // Built once per container. DYNAMODB_ENDPOINT points at the embedded DynamoDB locally.
 let client: DynamoDBDocumentClient | undefined;
+let lowLevel: DynamoDBClient | undefined;
 let transport: DynamoTransport | undefined;
 
 /** How this process reaches its DynamoDB when not over HTTPS with the SDK's defaults. */
@@ -31,11 +32,22 @@ export function documentClient(): DynamoDBDocumentClient {
       ...transport?.config,
     });
     for (const name of transport?.unusedMiddleware ?? []) base.middlewareStack.remove(name);
+    lowLevel = base;
     client = DynamoDBDocumentClient.from(base, {
       marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     });
   }
   return client;
+}
+
+/**
+ * The client under `documentClient()`, for the calls on a request's path whose values are few and known
+ * (a budget reservation): given in DynamoDB's own attribute format, they skip the document layer's
+ * conversion, about a fifth of the SDK's CPU per call.
+ */
+export function dynamoClient(): DynamoDBClient {
+  documentClient();
+  return lowLevel as DynamoDBClient;
 }
 
 /** The real name of a table, from the environment the stack (or the local runtime) sets. */
