@@ -1,4 +1,4 @@
-import { badRequest, type GatewayError, streamFailed, streamTruncated } from '../core/errors';
+import { badRequest } from '../core/errors';
 import type { HttpBody, HttpEvent, HttpResult, ModelCallState } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
 import { bodyText, jsonBody } from '../core/request-body';
@@ -16,18 +16,11 @@ import { isObject, type Json } from '../providers/shared/openai-shapes';
 import { type NativeRoute, runChatCompletion } from './chat-completions';
 import { reframeChatStream } from './chat-reframe';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
-import {
-  type CallSuccess,
-  exchange,
-  recordStreamFailure,
-  recordUsage,
-  routeModelCall,
-  tryJson,
-} from './model-call';
+import { type CallSuccess, exchange, recordUsage, routeModelCall, tryJson } from './model-call';
 import { readUsage } from './pricing';
-import { RequestGuard, type StreamWatch, type TextSlot } from './request-guard';
+import { RequestGuard, type TextSlot } from './request-guard';
+import { relayStream, type Streamed, type StreamFormat, streamSignal } from './stream-relay';
 import type { ResolvedTarget } from './target';
-import { ClientGoneError, type UpstreamResponse } from './upstream';
 
 // Anthropic's Messages API (`POST /v1/messages`), as Claude Code and the Anthropic SDKs call it. To
 // Anthropic it goes natively: the body, every `anthropic-*` header and the SSE stream pass through.
@@ -58,14 +51,16 @@ function anthropicHeaders(headers: Record<string, string>): Record<string, strin
 const query = (event: HttpEvent) => (event.rawQueryString ? `?${event.rawQueryString}` : '');
 
 /** The native Anthropic call of `path` (`/messages` or `/messages/count_tokens`). */
-function nativeCall(
+async function nativeCall(
   state: ModelCallState,
   target: ResolvedTarget,
   path: string,
   body: Json,
   stream: boolean,
-): Promise<CallSuccess> {
-  return exchange(state, target, {
+): Promise<Streamed> {
+  // Once a stream has started, the relay decides when to stop reading it (see relayStream).
+  const upstream = stream ? streamSignal(state.clientSignal) : undefined;
+  const success = await exchange(state, target, {
     method: 'POST',
     url: target.baseUrl + path,
     contentType: 'application/json',
@@ -74,7 +69,9 @@ function nativeCall(
     providerHeaders: { ...target.provider.headers(target), ...anthropicHeaders(state.headers) },
     keepOpen: (contentType) => stream && contentType.includes('text/event-stream'),
     translateError: target.provider.chat?.error,
-  });
+    signal: upstream?.signal,
+  }).finally(() => upstream?.detach());
+  return { ...success, cut: upstream?.abort };
 }
 
 /** POST /v1/messages */
@@ -128,13 +125,16 @@ export async function messages(event: HttpEvent, state: ModelCallState): Promise
           'cache-control': 'no-cache',
           ...success.headers,
         },
-        body: relayAnthropic(
-          success.upstream,
+        body: relayStream(anthropicFormat(log), {
+          upstream: success.upstream,
           target,
           log,
-          success.sentAt,
-          checks?.checksOutput ? checks.watchStream() : undefined,
-        ),
+          sentAt: success.sentAt,
+          inputTokens: estimateInputTokens(body),
+          watch: checks?.checksOutput ? checks.watchStream() : undefined,
+          client: state.clientSignal,
+          cut: success.cut,
+        }),
       };
     },
   };
@@ -205,21 +205,13 @@ async function nativeReply(
 }
 
 /**
- * Anthropic's stream, relayed event by event as it arrives. Anthropic's chat translator reads it on the
- * side for the log (message, usage, cost); a cut or failed stream ends with an Anthropic `error` event.
+ * Anthropic's stream format of the relay: each event is passed on as it came; Anthropic's chat
+ * translator reads it on the side for the log (message, usage, cost) and the guardrails.
  */
-async function* relayAnthropic(
-  upstream: UpstreamResponse,
-  target: ResolvedTarget,
-  log: UsageLogDraft,
-  sentAt: number,
-  watch: StreamWatch | undefined,
-): AsyncGenerator<string> {
+function anthropicFormat(log: UsageLogDraft): StreamFormat {
   const parser = new SseParser();
   const reader = new AnthropicStream(log.model ?? '');
   const acc = new ChatStreamAccumulator();
-  let failure: GatewayError | undefined;
-
   const relay = (events: ReturnType<SseParser['push']>): string => {
     let out = '';
     for (const ev of events) {
@@ -229,44 +221,31 @@ async function* relayAnthropic(
     }
     return out;
   };
-  const send = async function* (out: string, final: boolean): AsyncGenerator<string, boolean> {
-    const denied = await watch?.check(acc.text(), final);
-    if (denied) {
-      failure = denied;
-      yield anthropicErrorEvent(denied.status, denied.message);
-      return false;
-    }
-    if (out) {
-      yield out;
-      log.firstChunkMs ??= performance.now() - sentAt;
-    }
-    return true;
+  return {
+    push: (bytes) => relay(parser.push(bytes)),
+    flush() {
+      const rest = parser.flush();
+      if (!rest) return '';
+      const out = relay([rest]);
+      return out.endsWith('\n\n') ? out : `${out}\n\n`;
+    },
+    end: () => '',
+    get complete() {
+      return reader.complete;
+    },
+    // Anthropic's own `error` event has been passed on as it came.
+    get failure() {
+      return reader.failure;
+    },
+    settled: () => reader.complete || !!reader.failure,
+    checkedText: () => acc.checkedText(),
+    errorEvent: (error) => anthropicErrorEvent(error.status, error.message),
+    result() {
+      for (const c of reader.end()) acc.add(c);
+      const response = acc.result();
+      return { response, usage: readUsage(acc.usage), model: response.model, generated: acc.generated() };
+    },
   };
-
-  try {
-    for await (const bytes of upstream.body) {
-      if (!(yield* send(relay(parser.push(bytes)), reader.complete))) return;
-      if (reader.failure) break;
-    }
-    const rest = parser.flush();
-    if (rest && !reader.failure && !(yield* send(relay([rest]), true))) return;
-    if (reader.failure) failure = reader.failure;
-    else if (!reader.complete) {
-      failure = streamTruncated();
-      yield anthropicErrorEvent(failure.status, failure.message);
-    }
-  } catch (error) {
-    if (!(error instanceof ClientGoneError)) {
-      failure = streamFailed(error);
-      yield anthropicErrorEvent(failure.status, failure.message);
-    }
-  } finally {
-    for (const c of reader.end()) acc.add(c);
-    log.upstreamLatencyMs = performance.now() - sentAt;
-    log.response = acc.result();
-    recordUsage(log, target, readUsage(acc.usage), (log.response as { model?: unknown }).model);
-    recordStreamFailure(log, failure);
-  }
 }
 
 /** Statuses of the OpenAI error types the chat pipeline's stream `error` events carry, for Anthropic's types. */

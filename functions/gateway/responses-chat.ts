@@ -10,12 +10,14 @@ import {
 } from '../providers/shared/responses-chat';
 import type { ChatContext, ChatTranslation, Json } from '../providers/types';
 import { responseStore } from '../store/response-store';
-import { buildCall, translateStream } from './chat-completions';
+import { buildCall } from './chat-completions';
 import { reframeChatStream } from './chat-reframe';
+import { translateStream } from './chat-streams';
 import type { OperationHandler } from './dispatch';
 import { type CallSuccess, exchange, recordUsage } from './model-call';
 import { readUsage } from './pricing';
 import { type RequestGuard, responsesOutputSlots } from './request-guard';
+import { type Streamed, streamSignal } from './stream-relay';
 import type { ResolvedTarget } from './target';
 
 // The Responses API on providers that have none (Anthropic, Bedrock, Gemini): the request goes out in
@@ -92,7 +94,7 @@ export function storedResponseOperations(
   return { 'responses.get': serve('responses.get'), 'responses.delete': serve('responses.delete') };
 }
 
-export interface ChatServed extends CallSuccess {
+export interface ChatServed extends Streamed {
   translation: ChatTranslation;
   context: ChatContext;
 }
@@ -117,6 +119,8 @@ export async function responsesChatAttempt(
   state.log.model = upstreamModel;
   const context: ChatContext = { model: upstreamModel, stream, baseUrl: target.baseUrl, target };
   const call = await buildCall(target, translation, upstreamBody, context);
+  // Once a stream has started, the relay decides when to stop reading it (see relayStream).
+  const upstream = stream ? streamSignal(state.clientSignal) : undefined;
   const success = await exchange(state, target, {
     method: 'POST',
     url: call.url,
@@ -126,8 +130,9 @@ export async function responsesChatAttempt(
     providerHeaders: call.headers,
     keepOpen: (contentType) => stream && contentType.includes(translation.streamContentType),
     translateError: translation.error,
-  });
-  return { ...success, translation, context };
+    signal: upstream?.signal,
+  }).finally(() => upstream?.detach());
+  return { ...success, translation, context, cut: upstream?.abort };
 }
 
 /** The reply of a chat-served attempt, as a Response or the Responses stream. */
@@ -156,17 +161,19 @@ export async function responsesChatReply(
     };
   }
   const writer = new ResponsesEventWriter(body);
-  const chat = translateStream(
-    success.upstream,
+  const chat = translateStream({
+    upstream: success.upstream,
     target,
-    success.translation,
-    success.context,
+    translation: success.translation,
+    context: success.context,
     log,
-    success.sentAt,
-    false,
+    sentAt: success.sentAt,
+    dropUsageChunk: false,
     inputTokens,
-    guard?.checksOutput ? guard.watchStream() : undefined,
-  );
+    watch: guard?.checksOutput ? guard.watchStream() : undefined,
+    client: state.clientSignal,
+    cut: success.cut,
+  });
   return {
     statusCode: 200,
     headers: {

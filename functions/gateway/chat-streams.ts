@@ -1,0 +1,222 @@
+import { type GatewayError, streamedProviderError } from '../core/errors';
+import type { UsageLogDraft } from '../core/log-entry';
+import { credentialMasker } from '../core/secret-mask';
+import { parseEvent, SseFrames, sseErrorEvent } from '../core/sse';
+import type { ChatContext, ChatTranslation, Json } from '../providers/types';
+import { ChatStreamAccumulator } from './chat-stream-accumulator';
+import { tryJson } from './model-call';
+import { costOf, readUsage } from './pricing';
+import { type RelayChunk, type RelayOptions, relayStream, type StreamFormat } from './stream-relay';
+import type { ResolvedTarget } from './target';
+
+// The chat stream formats of the relay: an OpenAI-format stream passed on, and a provider's own stream
+// (Anthropic, Bedrock, Gemini) translated into `chat.completion.chunk` events.
+
+const isJson = (v: unknown): v is Json => !!v && typeof v === 'object' && !Array.isArray(v);
+const usageOnly = (c: Json) => Array.isArray(c.choices) && c.choices.length === 0 && !!c.usage;
+
+/**
+ * The usage chunk with the request's cost in its `x-gateway` extension; when the client did not ask for
+ * usage, only the cost, as an SSE comment that clients skip.
+ */
+function withCost(chunk: Json, target: ResolvedTarget, log: UsageLogDraft, commentOnly: boolean): string {
+  const model = typeof chunk.model === 'string' ? chunk.model : log.model;
+  const cost = costOf(target.provider.name, model, readUsage(chunk.usage), log.operatorPrices);
+  if (commentOnly) return cost === null ? '' : `: x-gateway-cost ${cost}\n\n`;
+  return `data: ${JSON.stringify({ ...chunk, 'x-gateway': { cost } })}\n\n`;
+}
+
+export interface ChatStreamOptions {
+  target: ResolvedTarget;
+  log: UsageLogDraft;
+  /** The client did not ask for usage: the usage chunk becomes an SSE comment with the cost. */
+  dropUsageChunk: boolean;
+}
+
+const view = (bytes: Uint8Array) =>
+  Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+const has = (bytes: Uint8Array, text: string) => view(bytes).includes(text);
+const utf8 = (bytes: Uint8Array) => view(bytes).toString('utf8');
+const bytesOf = (piece: RelayChunk) => (typeof piece === 'string' ? Buffer.from(piece) : piece);
+
+/**
+ * An OpenAI-format stream, passed on as the upstream's bytes. Only events that may matter are decoded
+ * and parsed as they pass (`[DONE]`, an error, the usage chunk, whose cost is added); the rest are read
+ * for the log once the stream is over, or at once when output guardrails read the text (`guarded`).
+ */
+export function chatPassthrough(options: ChatStreamOptions & { guarded: boolean }): StreamFormat {
+  const { target, log, dropUsageChunk, guarded } = options;
+  const frames = new SseFrames();
+  const acc = new ChatStreamAccumulator();
+  // Events not read yet, in order (an unguarded stream reads them for the log at the end).
+  const unread: Array<Uint8Array | Json> = [];
+  let done = false;
+  let usage = false;
+  let failure: GatewayError | undefined;
+
+  const read = (c: Json) => (guarded ? acc.add(c) : unread.push(c));
+  const parse = (bytes: Uint8Array): Json | undefined => {
+    const data = parseEvent(utf8(bytes)).data;
+    const c = data === undefined ? undefined : tryJson(data);
+    return isJson(c) ? c : undefined;
+  };
+  /** The replacement of one event, or undefined to pass its bytes on as they are. */
+  const take = (bytes: Uint8Array): string | undefined => {
+    const maybeDone = has(bytes, '[DONE]');
+    // Prefilters: an error has an `error` member or event name, the usage chunk a non-null `usage`.
+    const maybeError = has(bytes, '"error"') || has(bytes, 'event:');
+    const maybeUsage = has(bytes, '"usage"') && !has(bytes, '"usage":null');
+    if (!maybeDone && !maybeError && !maybeUsage) {
+      if (!guarded) unread.push(bytes);
+      else {
+        const c = parse(bytes);
+        if (c) acc.add(c);
+      }
+      return undefined;
+    }
+    const ev = parseEvent(utf8(bytes));
+    if (ev.data === undefined) return undefined;
+    if (ev.data.trim() === '[DONE]') {
+      done = true;
+      return undefined;
+    }
+    const chunk = tryJson(ev.data);
+    if (ev.event === 'error' || (isJson(chunk) && chunk.error)) {
+      // The provider's error becomes the SSE `error` event every client and SDK recognises; it may
+      // echo its credential, so the client and the log see it masked.
+      const masker = credentialMasker(target.apiKey);
+      failure = streamedProviderError(
+        masker.maskValue(isJson(chunk) ? chunk : { message: ev.data.slice(0, 1000) }),
+      );
+      return sseErrorEvent(failure.toBody());
+    }
+    if (!isJson(chunk)) return undefined;
+    read(chunk);
+    if (!usageOnly(chunk)) return undefined;
+    usage = true;
+    return withCost(chunk, target, log, dropUsageChunk);
+  };
+  const relay = (bytes: Uint8Array, ends: number[]): RelayChunk => {
+    const pieces: RelayChunk[] = [];
+    let start = 0;
+    let from = 0;
+    for (const end of ends) {
+      // Nothing the provider sends after its error reaches the client.
+      if (failure) break;
+      const replaced = take(bytes.subarray(start, end));
+      if (replaced !== undefined) {
+        pieces.push(bytes.subarray(from, start), replaced);
+        from = end;
+      }
+      start = end;
+    }
+    if (pieces.length === 0) return bytes.subarray(0, start);
+    pieces.push(bytes.subarray(from, start));
+    return Buffer.concat(pieces.map(bytesOf));
+  };
+  const readAll = () => {
+    for (const item of unread.splice(0)) {
+      const c = item instanceof Uint8Array ? parse(item) : item;
+      if (c) acc.add(c);
+    }
+  };
+
+  return {
+    push(bytes) {
+      const batch = frames.push(bytes);
+      return relay(batch.bytes, batch.ends);
+    },
+    flush() {
+      const rest = frames.flush();
+      if (!rest) return '';
+      const out = utf8(bytesOf(relay(rest, [rest.length])));
+      return out.endsWith('\n\n') ? out : `${out}\n\n`;
+    },
+    end: () => '',
+    get complete() {
+      return done;
+    },
+    get failure() {
+      return failure;
+    },
+    settled: () => done || usage || !!failure,
+    checkedText() {
+      readAll();
+      return acc.checkedText();
+    },
+    errorEvent: (error) => sseErrorEvent(error.toBody()),
+    result() {
+      readAll();
+      const response = acc.result();
+      return { response, usage: readUsage(acc.usage), model: response.model, generated: acc.generated() };
+    },
+  };
+}
+
+/**
+ * A provider's own stream (SSE or AWS event stream): each upstream event becomes zero or more OpenAI
+ * chunks, written as soon as the event is complete, and `[DONE]` once the provider said it is.
+ */
+export function translatedChat(
+  options: ChatStreamOptions & { translation: ChatTranslation; context: ChatContext },
+): StreamFormat {
+  const { target, log, dropUsageChunk, translation } = options;
+  const decoder = translation.decoder();
+  const translator = translation.stream(options.context);
+  const acc = new ChatStreamAccumulator();
+  let ended = false;
+
+  const write = (chunks: Json[]): string => {
+    let out = '';
+    for (const c of chunks) {
+      acc.add(c);
+      out += usageOnly(c) ? withCost(c, target, log, dropUsageChunk) : `data: ${JSON.stringify(c)}\n\n`;
+    }
+    return out;
+  };
+  // Read through a call: the failure changes as events are pushed.
+  const failed = (): GatewayError | undefined => translator.failure;
+  const translate = (events: ReturnType<typeof decoder.push>): string => {
+    let out = '';
+    for (const ev of events) {
+      // Nothing the provider sends after its error reaches the client.
+      if (failed()) break;
+      out += write(translator.push(ev));
+      const failure = failed();
+      if (failure) out += sseErrorEvent(failure.toBody());
+    }
+    return out;
+  };
+
+  return {
+    push: (bytes) => translate(decoder.push(bytes)),
+    flush: () => translate(decoder.flush()),
+    end() {
+      ended = true;
+      return `${write(translator.end())}data: [DONE]\n\n`;
+    },
+    get complete() {
+      return translator.complete;
+    },
+    get failure() {
+      return translator.failure;
+    },
+    // The translators hand out the usage with the end of the message: asking for it early is harmless.
+    settled: () => !!translator.failure || (translator.complete && translator.end().length > 0),
+    checkedText: () => acc.checkedText(),
+    errorEvent: (error) => sseErrorEvent(error.toBody()),
+    result() {
+      // A stream the client left after the provider's end still has its usage read for the log.
+      if (translator.complete && !ended) for (const c of translator.end()) acc.add(c);
+      const response = acc.result();
+      return { response, usage: readUsage(acc.usage), model: response.model, generated: acc.generated() };
+    },
+  };
+}
+
+/** A translated provider's stream relayed as OpenAI chunks, ending with `[DONE]` or an SSE `error` event. */
+export function translateStream(
+  options: RelayOptions & Omit<Parameters<typeof translatedChat>[0], 'target' | 'log'>,
+): AsyncGenerator<RelayChunk> {
+  return relayStream(translatedChat(options), options);
+}
