@@ -2,7 +2,7 @@ import { badRequest } from '../core/errors';
 import type { HttpEvent, HttpResult, ModelCallState } from '../core/http';
 import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
 import type { ChatCall, ChatContext, ChatTranslation, Json } from '../providers/types';
-import { chatPassthrough, translatedChat } from './chat-streams';
+import { type ChatStreamWriter, chatPassthrough, translatedChat } from './chat-streams';
 import { exchange, inputBound, type RouteOptions, recordUsage, routeModelCall } from './model-call';
 import { readUsage } from './pricing';
 import { chatMessageSlots, chatReplySlots, RequestGuard } from './request-guard';
@@ -149,7 +149,7 @@ export async function runChatCompletion(
     client: state.clientSignal,
     cut: success.cut,
   };
-  const format = { target, log, dropUsageChunk: !clientWantsUsage };
+  const format = { target, log, dropUsageChunk: !clientWantsUsage, writer: native?.streamWriter?.() };
   return {
     statusCode: 200,
     headers: {
@@ -188,6 +188,8 @@ interface ChatSuccess extends Streamed {
  * to refuse a target the request cannot go to.
  */
 export interface NativeRoute {
+  /** How a chat stream is written for the caller when a target is not served natively. */
+  streamWriter?(): ChatStreamWriter;
   serves(target: ResolvedTarget): boolean;
   attempt(target: ResolvedTarget, model: string | undefined): Promise<Streamed>;
   reply(target: ResolvedTarget, success: Streamed): Promise<HttpResult>;

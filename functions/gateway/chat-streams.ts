@@ -10,27 +10,47 @@ import { type RelayChunk, type RelayOptions, relayStream, type StreamFormat } fr
 import type { ResolvedTarget } from './target';
 
 // The chat stream formats of the relay: an OpenAI-format stream passed on, and a provider's own stream
-// (Anthropic, Bedrock, Gemini) translated into `chat.completion.chunk` events.
+// (Anthropic, Bedrock, Gemini) translated into `chat.completion.chunk` events. Either is written for the
+// client in OpenAI's wire format, or in another (Anthropic's events, the Responses events) by a writer.
 
 const isJson = (v: unknown): v is Json => !!v && typeof v === 'object' && !Array.isArray(v);
 const usageOnly = (c: Json) => Array.isArray(c.choices) && c.choices.length === 0 && !!c.usage;
 
-/**
- * The usage chunk with the request's cost in its `x-gateway` extension; when the client did not ask for
- * usage, only the cost, as an SSE comment that clients skip.
- */
-function withCost(chunk: Json, target: ResolvedTarget, log: UsageLogDraft, commentOnly: boolean): string {
-  const model = typeof chunk.model === 'string' ? chunk.model : log.model;
-  const cost = costOf(target.provider.name, model, readUsage(chunk.usage), log.operatorPrices);
-  if (commentOnly) return cost === null ? '' : `: x-gateway-cost ${cost}\n\n`;
-  return `data: ${JSON.stringify({ ...chunk, 'x-gateway': { cost } })}\n\n`;
+/** How the chat stream is written for the client: its chunks, its end (`[DONE]`), and an error. */
+export interface ChatStreamWriter {
+  chunk(chunk: Json): string;
+  end(): string;
+  error(error: GatewayError): string;
 }
+
+/** OpenAI's wire format: `data:` chunks, `[DONE]`, and the SSE `error` event every OpenAI SDK raises. */
+const OPENAI_WRITER: ChatStreamWriter = {
+  chunk: (c) => `data: ${JSON.stringify(c)}\n\n`,
+  end: () => 'data: [DONE]\n\n',
+  error: (e) => sseErrorEvent(e.toBody()),
+};
 
 export interface ChatStreamOptions {
   target: ResolvedTarget;
   log: UsageLogDraft;
   /** The client did not ask for usage: the usage chunk becomes an SSE comment with the cost. */
   dropUsageChunk: boolean;
+  /** The client's wire format, when it is not OpenAI's. */
+  writer?: ChatStreamWriter;
+}
+
+/**
+ * The usage chunk with the request's cost in its `x-gateway` extension; when the client did not ask for
+ * usage, only the cost, as an SSE comment that clients skip (and other wire formats have no place for).
+ */
+function withCost(chunk: Json, options: ChatStreamOptions): string {
+  const { target, log } = options;
+  const model = typeof chunk.model === 'string' ? chunk.model : log.model;
+  const cost = costOf(target.provider.name, model, readUsage(chunk.usage), log.operatorPrices);
+  if (options.dropUsageChunk) {
+    return cost === null || options.writer ? '' : `: x-gateway-cost ${cost}\n\n`;
+  }
+  return (options.writer ?? OPENAI_WRITER).chunk({ ...chunk, 'x-gateway': { cost } });
 }
 
 const view = (bytes: Uint8Array) =>
@@ -42,10 +62,12 @@ const bytesOf = (piece: RelayChunk) => (typeof piece === 'string' ? Buffer.from(
 /**
  * An OpenAI-format stream, passed on as the upstream's bytes. Only events that may matter are decoded
  * and parsed as they pass (`[DONE]`, an error, the usage chunk, whose cost is added); the rest are read
- * for the log once the stream is over, or at once when output guardrails read the text (`guarded`).
+ * for the log once the stream is over, or at once when output guardrails read the text (`guarded`) or
+ * the client's wire format is another (`writer`).
  */
 export function chatPassthrough(options: ChatStreamOptions & { guarded: boolean }): StreamFormat {
-  const { target, log, dropUsageChunk, guarded } = options;
+  const { target, writer } = options;
+  const eager = options.guarded || !!writer;
   const frames = new SseFrames();
   const acc = new ChatStreamAccumulator();
   // Events not read yet, in order (an unguarded stream reads them for the log at the end).
@@ -54,7 +76,7 @@ export function chatPassthrough(options: ChatStreamOptions & { guarded: boolean 
   let usage = false;
   let failure: GatewayError | undefined;
 
-  const read = (c: Json) => (guarded ? acc.add(c) : unread.push(c));
+  const read = (c: Json) => (eager ? acc.add(c) : unread.push(c));
   const parse = (bytes: Uint8Array): Json | undefined => {
     const data = parseEvent(utf8(bytes)).data;
     const c = data === undefined ? undefined : tryJson(data);
@@ -62,12 +84,18 @@ export function chatPassthrough(options: ChatStreamOptions & { guarded: boolean 
   };
   /** The replacement of one event, or undefined to pass its bytes on as they are. */
   const take = (bytes: Uint8Array): string | undefined => {
-    const maybeDone = has(bytes, '[DONE]');
+    // Another wire format has no place for OpenAI's comments, or for anything after the end.
+    const pass = writer ? '' : undefined;
+    if (writer && done) return pass;
     // Prefilters: an error has an `error` member or event name, the usage chunk a non-null `usage`.
-    const maybeError = has(bytes, '"error"') || has(bytes, 'event:');
-    const maybeUsage = has(bytes, '"usage"') && !has(bytes, '"usage":null');
-    if (!maybeDone && !maybeError && !maybeUsage) {
-      if (!guarded) unread.push(bytes);
+    if (
+      !writer &&
+      !has(bytes, '[DONE]') &&
+      !has(bytes, '"error"') &&
+      !has(bytes, 'event:') &&
+      !(has(bytes, '"usage"') && !has(bytes, '"usage":null'))
+    ) {
+      if (!eager) unread.push(bytes);
       else {
         const c = parse(bytes);
         if (c) acc.add(c);
@@ -75,10 +103,10 @@ export function chatPassthrough(options: ChatStreamOptions & { guarded: boolean 
       return undefined;
     }
     const ev = parseEvent(utf8(bytes));
-    if (ev.data === undefined) return undefined;
+    if (ev.data === undefined) return pass;
     if (ev.data.trim() === '[DONE]') {
       done = true;
-      return undefined;
+      return writer ? writer.end() : undefined;
     }
     const chunk = tryJson(ev.data);
     if (ev.event === 'error' || (isJson(chunk) && chunk.error)) {
@@ -88,13 +116,15 @@ export function chatPassthrough(options: ChatStreamOptions & { guarded: boolean 
       failure = streamedProviderError(
         masker.maskValue(isJson(chunk) ? chunk : { message: ev.data.slice(0, 1000) }),
       );
-      return sseErrorEvent(failure.toBody());
+      return (writer ?? OPENAI_WRITER).error(failure);
     }
-    if (!isJson(chunk)) return undefined;
+    if (!isJson(chunk)) return pass;
     read(chunk);
-    if (!usageOnly(chunk)) return undefined;
-    usage = true;
-    return withCost(chunk, target, log, dropUsageChunk);
+    if (usageOnly(chunk)) {
+      usage = true;
+      return withCost(chunk, options);
+    }
+    return writer ? writer.chunk(chunk) : undefined;
   };
   const relay = (bytes: Uint8Array, ends: number[]): RelayChunk => {
     const pieces: RelayChunk[] = [];
@@ -112,6 +142,8 @@ export function chatPassthrough(options: ChatStreamOptions & { guarded: boolean 
     }
     if (pieces.length === 0) return bytes.subarray(0, start);
     pieces.push(bytes.subarray(from, start));
+    // Another wire format is all text, OpenAI's is the upstream's bytes with the events replaced.
+    if (writer) return pieces.filter((p) => typeof p === 'string').join('');
     return Buffer.concat(pieces.map(bytesOf));
   };
   const readAll = () => {
@@ -130,7 +162,7 @@ export function chatPassthrough(options: ChatStreamOptions & { guarded: boolean 
       const rest = frames.flush();
       if (!rest) return '';
       const out = utf8(bytesOf(relay(rest, [rest.length])));
-      return out.endsWith('\n\n') ? out : `${out}\n\n`;
+      return out === '' || out.endsWith('\n\n') ? out : `${out}\n\n`;
     },
     end: () => '',
     get complete() {
@@ -144,7 +176,7 @@ export function chatPassthrough(options: ChatStreamOptions & { guarded: boolean 
       readAll();
       return acc.checkedText();
     },
-    errorEvent: (error) => sseErrorEvent(error.toBody()),
+    errorEvent: (error) => (writer ?? OPENAI_WRITER).error(error),
     result() {
       readAll();
       const response = acc.result();
@@ -160,9 +192,9 @@ export function chatPassthrough(options: ChatStreamOptions & { guarded: boolean 
 export function translatedChat(
   options: ChatStreamOptions & { translation: ChatTranslation; context: ChatContext },
 ): StreamFormat {
-  const { target, log, dropUsageChunk, translation } = options;
-  const decoder = translation.decoder();
-  const translator = translation.stream(options.context);
+  const writer = options.writer ?? OPENAI_WRITER;
+  const decoder = options.translation.decoder();
+  const translator = options.translation.stream(options.context);
   const acc = new ChatStreamAccumulator();
   let ended = false;
 
@@ -170,7 +202,7 @@ export function translatedChat(
     let out = '';
     for (const c of chunks) {
       acc.add(c);
-      out += usageOnly(c) ? withCost(c, target, log, dropUsageChunk) : `data: ${JSON.stringify(c)}\n\n`;
+      out += usageOnly(c) ? withCost(c, options) : writer.chunk(c);
     }
     return out;
   };
@@ -183,7 +215,7 @@ export function translatedChat(
       if (failed()) break;
       out += write(translator.push(ev));
       const failure = failed();
-      if (failure) out += sseErrorEvent(failure.toBody());
+      if (failure) out += writer.error(failure);
     }
     return out;
   };
@@ -193,7 +225,7 @@ export function translatedChat(
     flush: () => translate(decoder.flush()),
     end() {
       ended = true;
-      return `${write(translator.end())}data: [DONE]\n\n`;
+      return write(translator.end()) + writer.end();
     },
     get complete() {
       return translator.complete;
@@ -204,7 +236,7 @@ export function translatedChat(
     // The translators hand out the usage with the end of the message: asking for it early is harmless.
     settled: () => !!translator.failure || (translator.complete && translator.end().length > 0),
     checkedText: () => acc.checkedText(),
-    errorEvent: (error) => sseErrorEvent(error.toBody()),
+    errorEvent: (error) => writer.error(error),
     result() {
       // A stream the client left after the provider's end still has its usage read for the log.
       if (translator.complete && !ended) for (const c of translator.end()) acc.add(c);

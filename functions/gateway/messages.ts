@@ -1,5 +1,5 @@
 import { badRequest } from '../core/errors';
-import type { HttpBody, HttpEvent, HttpResult, ModelCallState } from '../core/http';
+import type { HttpEvent, HttpResult, ModelCallState } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
 import { bodyText, jsonBody } from '../core/request-body';
 import { SseParser } from '../core/sse';
@@ -14,8 +14,8 @@ import {
 } from '../providers/anthropic/messages-ingress';
 import { isObject, type Json } from '../providers/shared/openai-shapes';
 import { type NativeRoute, runChatCompletion } from './chat-completions';
-import { reframeChatStream } from './chat-reframe';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
+import type { ChatStreamWriter } from './chat-streams';
 import { type CallSuccess, exchange, recordUsage, routeModelCall, tryJson } from './model-call';
 import { readUsage } from './pricing';
 import { RequestGuard, type TextSlot } from './request-guard';
@@ -90,6 +90,7 @@ export async function messages(event: HttpEvent, state: ModelCallState): Promise
   let guard: Promise<RequestGuard | undefined> | undefined;
 
   const native: NativeRoute = {
+    streamWriter: () => anthropicWriter(model, estimateInputTokens(body)),
     serves(target) {
       if (target.provider.name === NATIVE_PROVIDER) return true;
       if (unsupported) {
@@ -141,13 +142,9 @@ export async function messages(event: HttpEvent, state: ModelCallState): Promise
 
   const result = await runChatCompletion(chat, state, {}, native);
   if (servedNatively) return result;
-  return {
-    ...result,
-    body:
-      typeof result.body === 'string'
-        ? JSON.stringify(toAnthropicMessage(tryJson(result.body), model))
-        : anthropicStreamOf(result.body, model, estimateInputTokens(body)),
-  };
+  // A stream is written in Anthropic's events already (`streamWriter`).
+  if (typeof result.body !== 'string') return result;
+  return { ...result, body: JSON.stringify(toAnthropicMessage(tryJson(result.body), model)) };
 }
 
 const slot = (holder: Json, key: string): TextSlot => ({
@@ -259,19 +256,14 @@ const STREAM_ERROR_STATUS: Record<string, number> = {
   overloaded_error: 529,
 };
 
-/** The chat pipeline's stream as Anthropic's events. */
-export function anthropicStreamOf(chat: HttpBody, model: string, inputTokens = 0): AsyncGenerator<string> {
+/** The chat stream as Anthropic's events. */
+export function anthropicWriter(model: string, inputTokens = 0): ChatStreamWriter {
   const writer = new AnthropicEventWriter(model, inputTokens);
-  return reframeChatStream(chat, {
+  return {
     chunk: (c) => writer.chunk(c),
     end: () => writer.finish(),
-    error: (e) =>
-      anthropicErrorEvent(
-        (typeof e?.type === 'string' && STREAM_ERROR_STATUS[e.type]) || 500,
-        typeof e?.message === 'string' ? e.message : 'The stream failed.',
-      ),
-    truncated: () => anthropicErrorEvent(502, 'The stream ended before it was complete.'),
-  });
+    error: (e) => anthropicErrorEvent(STREAM_ERROR_STATUS[e.type] || 500, e.message),
+  };
 }
 
 /** POST /v1/messages/count_tokens: Anthropic counts natively; elsewhere a documented estimate. */

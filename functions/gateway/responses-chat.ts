@@ -1,5 +1,5 @@
 import { notFound } from '../core/errors';
-import type { HttpBody, HttpResult, ModelCallState } from '../core/http';
+import type { HttpResult, ModelCallState } from '../core/http';
 import { logger } from '../core/logger';
 import {
   chatToResponse,
@@ -11,13 +11,12 @@ import {
 import type { ChatContext, ChatTranslation, Json } from '../providers/types';
 import { responseStore } from '../store/response-store';
 import { buildCall } from './chat-completions';
-import { reframeChatStream } from './chat-reframe';
-import { translateStream } from './chat-streams';
+import { type ChatStreamWriter, translateStream } from './chat-streams';
 import type { OperationHandler } from './dispatch';
 import { type CallSuccess, exchange, recordUsage } from './model-call';
 import { readUsage } from './pricing';
 import { type RequestGuard, responsesOutputSlots } from './request-guard';
-import { type Streamed, streamSignal } from './stream-relay';
+import { type RelayChunk, type Streamed, streamSignal } from './stream-relay';
 import type { ResolvedTarget } from './target';
 
 // The Responses API on providers that have none (Anthropic, Bedrock, Gemini): the request goes out in
@@ -173,6 +172,7 @@ export async function responsesChatReply(
     watch: guard?.checksOutput ? guard.watchStream() : undefined,
     client: state.clientSignal,
     cut: success.cut,
+    writer: responsesWriter(writer),
   });
   return {
     statusCode: 200,
@@ -181,7 +181,7 @@ export async function responsesChatReply(
       'cache-control': 'no-cache',
       ...success.headers,
     },
-    body: storing(state, body, writer, responsesEventsOf(chat, writer)),
+    body: storing(state, body, writer, chat),
   };
 }
 
@@ -190,8 +190,8 @@ async function* storing(
   state: ModelCallState,
   request: Json,
   writer: ResponsesEventWriter,
-  events: AsyncGenerator<string>,
-): AsyncGenerator<string> {
+  events: AsyncGenerator<RelayChunk>,
+): AsyncGenerator<RelayChunk> {
   let stored = false;
   for await (const piece of events) {
     if (writer.final && !stored) {
@@ -202,16 +202,11 @@ async function* storing(
   }
 }
 
-/** The chat pipeline's stream as the Responses events, written by `writer`. */
-export function responsesEventsOf(chat: HttpBody, writer: ResponsesEventWriter): AsyncGenerator<string> {
-  return reframeChatStream(chat, {
+/** The chat stream as the Responses events, written by `writer`. */
+export function responsesWriter(writer: ResponsesEventWriter): ChatStreamWriter {
+  return {
     chunk: (c) => writer.chunk(c),
     end: () => writer.end(),
-    error: (e) =>
-      writer.error(
-        typeof e?.code === 'string' ? e.code : null,
-        typeof e?.message === 'string' ? e.message : 'The stream failed.',
-      ),
-    truncated: () => writer.error('stream_truncated', 'The stream ended before it was complete.'),
-  });
+    error: (e) => writer.error(e.code, e.message),
+  };
 }
