@@ -174,8 +174,10 @@ export async function* relayStream(format: StreamFormat, options: RelayOptions):
       pending = undefined;
     }
     options.cut?.();
-    // A read left waiting ends with the cut; its outcome no longer matters.
+    // A read left waiting ends with the cut; its outcome no longer matters. Returning the body closes
+    // the upstream connection of a stream left before its end even without a cut.
     pending?.catch(() => undefined);
+    chunks.return?.()?.catch(() => undefined);
     finishLog(format, options, failure);
   }
 }
