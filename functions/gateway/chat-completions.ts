@@ -2,10 +2,13 @@ import { badRequest } from '../core/errors';
 import type { HttpEvent, HttpResult, ModelCallState } from '../core/http';
 import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
 import type { ChatCall, ChatContext, ChatTranslation, Json } from '../providers/types';
+import { exchange } from './call-upstream';
 import { type ChatStreamWriter, chatPassthrough, translatedChat } from './chat-streams';
-import { exchange, inputBound, type RouteOptions, recordUsage, routeModelCall } from './model-call';
+import { type RouteOptions, routeModelCall } from './model-call';
 import { readUsage } from './pricing';
 import { chatMessageSlots, chatReplySlots, RequestGuard } from './request-guard';
+import { inputBound } from './reserve';
+import { recordUsage } from './settle';
 import { relayStream, type Streamed, streamSignal } from './stream-relay';
 import type { ResolvedTarget } from './target';
 

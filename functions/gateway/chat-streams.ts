@@ -1,10 +1,10 @@
 import { type GatewayError, streamedProviderError } from '../core/errors';
 import type { UsageLogDraft } from '../core/log-entry';
+import { tryJson } from '../core/request-body';
 import { credentialMasker } from '../core/secret-mask';
 import { parseEvent, SseFrames, sseErrorEvent } from '../core/sse';
 import type { ChatContext, ChatTranslation, Json } from '../providers/types';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
-import { tryJson } from './model-call';
 import { costOf, readUsage } from './pricing';
 import { type RelayChunk, type RelayOptions, relayStream, type StreamFormat } from './stream-relay';
 import type { ResolvedTarget } from './target';

@@ -1,7 +1,7 @@
 import { badRequest } from '../core/errors';
 import type { HttpEvent, HttpResult, ModelCallState } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
-import { bodyText, jsonBody } from '../core/request-body';
+import { bodyText, jsonBody, tryJson } from '../core/request-body';
 import { SseParser } from '../core/sse';
 import { AnthropicStream } from '../providers/anthropic/chat-completions';
 import {
@@ -13,12 +13,14 @@ import {
   validateMessagesRequest,
 } from '../providers/anthropic/messages-ingress';
 import { isObject, type Json } from '../providers/shared/openai-shapes';
+import { type CallSuccess, exchange } from './call-upstream';
 import { type NativeRoute, runChatCompletion } from './chat-completions';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
 import type { ChatStreamWriter } from './chat-streams';
-import { type CallSuccess, exchange, recordUsage, routeModelCall, tryJson } from './model-call';
+import { routeModelCall } from './model-call';
 import { readUsage } from './pricing';
 import { RequestGuard, type TextSlot } from './request-guard';
+import { recordUsage } from './settle';
 import { relayStream, type Streamed, type StreamFormat, streamSignal } from './stream-relay';
 import type { ResolvedTarget } from './target';
 

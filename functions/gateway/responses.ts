@@ -1,14 +1,16 @@
 import { badRequest, type GatewayError, providerError, streamedProviderError } from '../core/errors';
 import type { HttpEvent, HttpResult, ModelCallState } from '../core/http';
 import type { Usage, UsageLogDraft } from '../core/log-entry';
-import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
+import { bodyText, checkFieldLengths, jsonBody, tryJson } from '../core/request-body';
 import { credentialMasker } from '../core/secret-mask';
 import { SseParser } from '../core/sse';
+import { exchange } from './call-upstream';
 import type { OperationTable } from './dispatch';
-import { exchange, inputBound, recordUsage, routeModelCall, tryJson } from './model-call';
+import { routeModelCall } from './model-call';
 import { passthroughOperations } from './passthrough';
 import { costOf, readUsage } from './pricing';
 import { RequestGuard, responsesInputSlots, responsesOutputSlots } from './request-guard';
+import { inputBound } from './reserve';
 import {
   isReplayed,
   replayPrevious,
@@ -17,6 +19,7 @@ import {
   servedThroughChat,
   storedResponseOperations,
 } from './responses-chat';
+import { recordUsage } from './settle';
 import { relayStream, type Streamed, type StreamFormat, streamSignal } from './stream-relay';
 import type { ResolvedTarget } from './target';
 

@@ -1,8 +1,9 @@
 import { type GatewayError, streamFailed, streamTruncated } from '../core/errors';
 import type { Usage, UsageLogDraft } from '../core/log-entry';
-import { type CallSuccess, recordStreamFailure, recordUsage } from './model-call';
+import type { CallSuccess } from './call-upstream';
 import { tokenBound } from './pricing';
 import type { StreamWatch } from './request-guard';
+import { recordStreamFailure, recordUsage } from './settle';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
 
