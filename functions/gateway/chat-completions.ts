@@ -9,7 +9,7 @@ import { readUsage } from './pricing';
 import { chatMessageSlots, chatReplySlots, RequestGuard } from './request-guard';
 import { inputBound } from './reserve';
 import { recordUsage } from './settle';
-import { relayStream, type Streamed, streamSignal } from './stream-relay';
+import { type Streamed, streamReply, streamSignal } from './stream-relay';
 import type { ResolvedTarget } from './target';
 
 function validate(body: Record<string, unknown>): void {
@@ -93,7 +93,7 @@ export async function runChatCompletion(
     const call = await buildCall(target, translation, upstreamBody, context);
     const streamType = translation?.streamContentType ?? 'text/event-stream';
     // Once a stream's reply has started, it is not cut with the client, so that the provider's usage
-    // can still be read when the client leaves (see relayStream).
+    // can still be read when the client leaves (see stream-relay.ts).
     const upstream = stream ? streamSignal(state.clientSignal) : undefined;
     const success = await exchange(state, target, {
       method: 'POST',
@@ -142,31 +142,14 @@ export async function runChatCompletion(
     };
   }
 
-  const relay = {
-    upstream: success.upstream,
-    target,
-    log,
-    sentAt: success.sentAt,
-    inputTokens,
-    watch: guard?.checksOutput ? guard.watchStream() : undefined,
-    client: state.clientSignal,
-    cut: success.cut,
-  };
-  const format = { target, log, dropUsageChunk: !clientWantsUsage, writer: native?.streamWriter?.() };
-  return {
-    statusCode: 200,
-    headers: {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      ...success.headers,
-    },
-    body: relayStream(
-      success.translation
-        ? translatedChat({ ...format, translation: success.translation, context: success.context })
-        : chatPassthrough({ ...format, guarded: !!relay.watch }),
-      relay,
-    ),
-  };
+  const writer = native?.streamWriter?.();
+  const format = { target, log, dropUsageChunk: !clientWantsUsage, writer };
+  return streamReply(
+    success.translation
+      ? translatedChat({ ...format, translation: success.translation, context: success.context })
+      : chatPassthrough({ ...format, guarded: !!guard?.checksOutput }),
+    { state, target, success, inputTokens, guard },
+  );
 }
 
 /** The output limit a chat request sets (times its choices), undefined when it sets none. */

@@ -6,7 +6,7 @@ import { parseEvent, SseFrames, sseErrorEvent } from '../core/sse';
 import type { ChatContext, ChatTranslation, Json } from '../providers/types';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
 import { costOf, readUsage } from './pricing';
-import { type RelayChunk, type RelayOptions, relayStream, type StreamFormat } from './stream-relay';
+import { closedEvent, type RelayChunk, type StreamFormat, type StreamResult } from './stream-relay';
 import type { ResolvedTarget } from './target';
 
 // The chat stream formats of the relay: an OpenAI-format stream passed on, and a provider's own stream
@@ -51,6 +51,12 @@ function withCost(chunk: Json, options: ChatStreamOptions): string {
     return cost === null || options.writer ? '' : `: x-gateway-cost ${cost}\n\n`;
   }
   return (options.writer ?? OPENAI_WRITER).chunk({ ...chunk, 'x-gateway': { cost } });
+}
+
+/** A reassembled chat stream as the log takes it. */
+export function chatResult(acc: ChatStreamAccumulator): StreamResult {
+  const response = acc.result();
+  return { response, usage: readUsage(acc.usage), model: response.model, generated: acc.generated() };
 }
 
 const view = (bytes: Uint8Array) =>
@@ -161,8 +167,7 @@ export function chatPassthrough(options: ChatStreamOptions & { guarded: boolean 
     flush() {
       const rest = frames.flush();
       if (!rest) return '';
-      const out = utf8(bytesOf(relay(rest, [rest.length])));
-      return out === '' || out.endsWith('\n\n') ? out : `${out}\n\n`;
+      return closedEvent(utf8(bytesOf(relay(rest, [rest.length]))));
     },
     end: () => '',
     get complete() {
@@ -179,8 +184,7 @@ export function chatPassthrough(options: ChatStreamOptions & { guarded: boolean 
     errorEvent: (error) => (writer ?? OPENAI_WRITER).error(error),
     result() {
       readAll();
-      const response = acc.result();
-      return { response, usage: readUsage(acc.usage), model: response.model, generated: acc.generated() };
+      return chatResult(acc);
     },
   };
 }
@@ -240,15 +244,7 @@ export function translatedChat(
     result() {
       // A stream the client left after the provider's end still has its usage read for the log.
       if (translator.complete && !ended) for (const c of translator.end()) acc.add(c);
-      const response = acc.result();
-      return { response, usage: readUsage(acc.usage), model: response.model, generated: acc.generated() };
+      return chatResult(acc);
     },
   };
-}
-
-/** A translated provider's stream relayed as OpenAI chunks, ending with `[DONE]` or an SSE `error` event. */
-export function translateStream(
-  options: RelayOptions & Omit<Parameters<typeof translatedChat>[0], 'target' | 'log'>,
-): AsyncGenerator<RelayChunk> {
-  return relayStream(translatedChat(options), options);
 }

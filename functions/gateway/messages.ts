@@ -16,12 +16,12 @@ import { isObject, type Json } from '../providers/shared/openai-shapes';
 import { type CallSuccess, exchange } from './call-upstream';
 import { type NativeRoute, runChatCompletion } from './chat-completions';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
-import type { ChatStreamWriter } from './chat-streams';
+import { type ChatStreamWriter, chatResult } from './chat-streams';
 import { routeModelCall } from './model-call';
 import { readUsage } from './pricing';
 import { RequestGuard, type TextSlot } from './request-guard';
 import { recordUsage } from './settle';
-import { relayStream, type Streamed, type StreamFormat, streamSignal } from './stream-relay';
+import { closedEvent, type Streamed, type StreamFormat, streamReply, streamSignal } from './stream-relay';
 import type { ResolvedTarget } from './target';
 
 // Anthropic's Messages API (`POST /v1/messages`), as Claude Code and the Anthropic SDKs call it. To
@@ -60,7 +60,7 @@ async function nativeCall(
   body: Json,
   stream: boolean,
 ): Promise<Streamed> {
-  // Once a stream has started, the relay decides when to stop reading it (see relayStream).
+  // Once a stream has started, the relay decides when to stop reading it (see stream-relay.ts).
   const upstream = stream ? streamSignal(state.clientSignal) : undefined;
   const success = await exchange(state, target, {
     method: 'POST',
@@ -121,24 +121,13 @@ export async function messages(event: HttpEvent, state: ModelCallState): Promise
       servedNatively = true;
       const checks = await guard;
       if (success.replyText !== undefined) return nativeReply(log, target, success, checks);
-      return {
-        statusCode: 200,
-        headers: {
-          'content-type': 'text/event-stream; charset=utf-8',
-          'cache-control': 'no-cache',
-          ...success.headers,
-        },
-        body: relayStream(anthropicFormat(log), {
-          upstream: success.upstream,
-          target,
-          log,
-          sentAt: success.sentAt,
-          inputTokens: estimateInputTokens(body),
-          watch: checks?.checksOutput ? checks.watchStream() : undefined,
-          client: state.clientSignal,
-          cut: success.cut,
-        }),
-      };
+      return streamReply(anthropicFormat(log), {
+        state,
+        target,
+        success,
+        inputTokens: estimateInputTokens(body),
+        guard: checks,
+      });
     },
   };
 
@@ -225,8 +214,7 @@ function anthropicFormat(log: UsageLogDraft): StreamFormat {
     flush() {
       const rest = parser.flush();
       if (!rest) return '';
-      const out = relay([rest]);
-      return out.endsWith('\n\n') ? out : `${out}\n\n`;
+      return closedEvent(relay([rest]));
     },
     end: () => '',
     get complete() {
@@ -241,8 +229,7 @@ function anthropicFormat(log: UsageLogDraft): StreamFormat {
     errorEvent: (error) => anthropicErrorEvent(error.status, error.message),
     result() {
       for (const c of reader.end()) acc.add(c);
-      const response = acc.result();
-      return { response, usage: readUsage(acc.usage), model: response.model, generated: acc.generated() };
+      return chatResult(acc);
     },
   };
 }

@@ -12,12 +12,12 @@ import type { ChatContext, ChatTranslation, Json } from '../providers/types';
 import { responseStore } from '../store/response-store';
 import { type CallSuccess, exchange } from './call-upstream';
 import { buildCall } from './chat-completions';
-import { type ChatStreamWriter, translateStream } from './chat-streams';
+import { type ChatStreamWriter, translatedChat } from './chat-streams';
 import type { OperationHandler } from './dispatch';
 import { readUsage } from './pricing';
 import { type RequestGuard, responsesOutputSlots } from './request-guard';
 import { recordUsage } from './settle';
-import { type RelayChunk, type Streamed, streamSignal } from './stream-relay';
+import { type RelayChunk, type Streamed, streamReply, streamSignal } from './stream-relay';
 import type { ResolvedTarget } from './target';
 
 // The Responses API on providers that have none (Anthropic, Bedrock, Gemini): the request goes out in
@@ -119,7 +119,7 @@ export async function responsesChatAttempt(
   state.log.model = upstreamModel;
   const context: ChatContext = { model: upstreamModel, stream, baseUrl: target.baseUrl, target };
   const call = await buildCall(target, translation, upstreamBody, context);
-  // Once a stream has started, the relay decides when to stop reading it (see relayStream).
+  // Once a stream has started, the relay decides when to stop reading it (see stream-relay.ts).
   const upstream = stream ? streamSignal(state.clientSignal) : undefined;
   const success = await exchange(state, target, {
     method: 'POST',
@@ -161,29 +161,18 @@ export async function responsesChatReply(
     };
   }
   const writer = new ResponsesEventWriter(body);
-  const chat = translateStream({
-    upstream: success.upstream,
-    target,
-    translation: success.translation,
-    context: success.context,
-    log,
-    sentAt: success.sentAt,
-    dropUsageChunk: false,
-    inputTokens,
-    watch: guard?.checksOutput ? guard.watchStream() : undefined,
-    client: state.clientSignal,
-    cut: success.cut,
-    writer: responsesWriter(writer),
-  });
-  return {
-    statusCode: 200,
-    headers: {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      ...success.headers,
-    },
-    body: storing(state, body, writer, chat),
-  };
+  const reply = streamReply(
+    translatedChat({
+      target,
+      log,
+      dropUsageChunk: false,
+      translation: success.translation,
+      context: success.context,
+      writer: responsesWriter(writer),
+    }),
+    { state, target, success, inputTokens, guard },
+  );
+  return { ...reply, body: storing(state, body, writer, reply.body) };
 }
 
 /** The stream, with the Response stored (when whole) before the batch holding its last event goes out. */

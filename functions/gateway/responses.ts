@@ -20,7 +20,7 @@ import {
   storedResponseOperations,
 } from './responses-chat';
 import { recordUsage } from './settle';
-import { relayStream, type Streamed, type StreamFormat, streamSignal } from './stream-relay';
+import { closedEvent, type Streamed, type StreamFormat, streamReply, streamSignal } from './stream-relay';
 import type { ResolvedTarget } from './target';
 
 // POST /v1/responses: the OpenAI Responses API, routed like chat. Non-streamed replies are relayed whole;
@@ -241,7 +241,7 @@ export async function responsesCreate(event: HttpEvent, state: ModelCallState): 
     // The provider never made the response the gateway replayed: the whole conversation goes instead.
     if (isReplayed(body)) delete upstreamBody.previous_response_id;
     if (typeof upstreamBody.model === 'string') log.model = upstreamBody.model;
-    // Once a stream has started, the relay decides when to stop reading it (see relayStream).
+    // Once a stream has started, the relay decides when to stop reading it (see stream-relay.ts).
     const upstream = stream ? streamSignal(state.clientSignal) : undefined;
     const success = await exchange(state, target, {
       method: 'POST',
@@ -282,24 +282,7 @@ export async function responsesCreate(event: HttpEvent, state: ModelCallState): 
       body: redacted ? JSON.stringify(reply) : success.replyText,
     };
   }
-  return {
-    statusCode: 200,
-    headers: {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      ...success.headers,
-    },
-    body: relayStream(responsesFormat(target, log), {
-      upstream: success.upstream,
-      target,
-      log,
-      sentAt: success.sentAt,
-      inputTokens,
-      watch: guard?.checksOutput ? guard.watchStream() : undefined,
-      client: state.clientSignal,
-      cut: success.cut,
-    }),
-  };
+  return streamReply(responsesFormat(target, log), { state, target, success, inputTokens, guard });
 }
 
 /**
@@ -371,8 +354,7 @@ function responsesFormat(target: ResolvedTarget, log: UsageLogDraft): StreamForm
     flush() {
       const rest = parser.flush();
       if (!rest) return '';
-      const out = read([rest]);
-      return out.endsWith('\n\n') ? out : `${out}\n\n`;
+      return closedEvent(read([rest]));
     },
     end: () => '',
     // An error ends the stream too: nothing is owed after it.

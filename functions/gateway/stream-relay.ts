@@ -1,8 +1,9 @@
 import { type GatewayError, streamFailed, streamTruncated } from '../core/errors';
+import type { HttpResult, ModelCallState } from '../core/http';
 import type { Usage, UsageLogDraft } from '../core/log-entry';
 import type { CallSuccess } from './call-upstream';
 import { tokenBound } from './pricing';
-import type { StreamWatch } from './request-guard';
+import type { RequestGuard, StreamWatch } from './request-guard';
 import { recordStreamFailure, recordUsage } from './settle';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
@@ -37,6 +38,9 @@ export interface StreamFormat {
   /** Once the stream is over: the reply for the log, the provider's usage, the model it names, and all it generated. */
   result(): StreamResult;
 }
+
+/** A last event as the client gets it: with the closing blank line the upstream left out. */
+export const closedEvent = (out: string): string => (out === '' || out.endsWith('\n\n') ? out : `${out}\n\n`);
 
 export interface StreamResult {
   response: unknown;
@@ -87,6 +91,42 @@ export function streamSignal(client: AbortSignal) {
   };
 }
 
+/** The stream an attempt started, and the request it answers. */
+export interface StreamedReply {
+  state: ModelCallState;
+  target: ResolvedTarget;
+  success: Streamed;
+  /** Upper bound of the prompt's tokens: what a stream left unfinished without usage is charged for its input. */
+  inputTokens: number;
+  guard: RequestGuard | undefined;
+}
+
+/** The 200 event-stream reply of a stream an attempt started, relayed through `format`. */
+export function streamReply(
+  format: StreamFormat,
+  reply: StreamedReply,
+): HttpResult & { body: AsyncGenerator<RelayChunk> } {
+  const { state, target, success, guard } = reply;
+  return {
+    statusCode: 200,
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      ...success.headers,
+    },
+    body: relayStream(format, {
+      upstream: success.upstream,
+      target,
+      log: state.log,
+      sentAt: success.sentAt,
+      inputTokens: reply.inputTokens,
+      watch: guard?.checksOutput ? guard.watchStream() : undefined,
+      client: state.clientSignal,
+      cut: success.cut,
+    }),
+  };
+}
+
 /** How long a stream the client left is still read for the provider's usage (0: not at all). */
 function drainMs(): number {
   const ms = Number(process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS ?? 2000);
@@ -130,16 +170,20 @@ export async function* relayStream(format: StreamFormat, options: RelayOptions):
 
   const chunks = options.upstream.body[Symbol.asyncIterator]();
   let pending: Promise<IteratorResult<Buffer>> | undefined;
-  let onLeave: () => void = () => undefined;
-  const left = new Promise<typeof LEFT>((resolve) => {
-    onLeave = () => resolve(LEFT);
-    if (client.aborted) onLeave();
-    else client.addEventListener('abort', onLeave, { once: true });
-  });
+  // Ends the read being waited on when the client leaves (one waiter per read, none piling up).
+  let leave: () => void = () => undefined;
+  const onLeave = () => leave();
+  client.addEventListener('abort', onLeave, { once: true });
+  const read = (next: Promise<IteratorResult<Buffer>>) =>
+    new Promise<IteratorResult<Buffer> | typeof LEFT>((resolve, reject) => {
+      leave = () => resolve(LEFT);
+      if (client.aborted) resolve(LEFT);
+      next.then(resolve, reject);
+    });
   try {
     for (;;) {
       pending = chunks.next();
-      const next = await Promise.race([pending, left]);
+      const next = await read(pending);
       if (next === LEFT) return;
       pending = undefined;
       if (next.done) break;
