@@ -1,4 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import { settings } from './settings';
 
 // Operational logs (CloudWatch on AWS, stdout locally). Never a secret or a body.
-export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'gateway' });
+export const logger = new Logger({ serviceName: settings().serviceName });

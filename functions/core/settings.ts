@@ -46,9 +46,12 @@ export interface Settings {
   secretCacheTtlMs: number;
   /** `GATEWAY_LOG_RETENTION_DAYS` */
   logRetentionDays: number;
-  /** `GATEWAY_LOG_SHARDS` */
+  /**
+   * `GATEWAY_LOG_SHARDS`: write shards per partition and index key of the logs and usage aggregates;
+   * raising it keeps every entry readable, lowering it does not.
+   */
   logShards: number;
-  /** `GATEWAY_LOG_READ_BUDGET` */
+  /** `GATEWAY_LOG_READ_BUDGET`: items one list page may read (before filters) before it hands back a cursor. */
   logReadBudget: number;
   /** `GATEWAY_AGGREGATE_FLUSH_MS`: 0 on Lambda. */
   aggregateFlushMs: number;
