@@ -9,6 +9,7 @@ import type { HttpEvent, HttpResult, ModelCallState } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
 import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
 import { credentialMasker } from '../core/secret-mask';
+import { settings } from '../core/settings';
 import { SseParser, sseErrorEvent } from '../core/sse';
 import type { ChatCall, ChatContext, ChatTranslation, Json } from '../providers/types';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
@@ -240,8 +241,7 @@ function detachable(client: AbortSignal) {
 
 /** How long a stream the client left is still read for the provider's usage (0: not at all). */
 function drainMs(): number {
-  const ms = Number(process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS ?? 2000);
-  return Number.isFinite(ms) && ms > 0 ? ms : 0;
+  return settings().abandonedStreamDrainMs;
 }
 
 const LEFT = Symbol('client left');

@@ -5,20 +5,13 @@ import type { GatewayContext, HttpEvent, HttpResult, RequestState } from '../cor
 import { newId } from '../core/ids';
 import type { SendOutcome } from '../core/log-entry';
 import { logger } from '../core/logger';
+import { settings } from '../core/settings';
 import { telemetry } from '../gateway/request-telemetry';
 
 type Chain = (event: HttpEvent, context: GatewayContext) => Promise<HttpResult>;
 
 /** The SSE comment sent while a stream is silent; every SSE client ignores it. */
 export const SSE_KEEPALIVE = ': keep-alive\n\n';
-const DEFAULT_SSE_KEEPALIVE_MS = 15_000;
-
-// Lambda may hold back small first writes of a stream; an SSE comment of this many bytes on the first
-// write pushes the headers and first event out at once where that happens. Off by default.
-const PADDING_BYTES = Math.max(
-  0,
-  Math.min(Number(process.env.GATEWAY_STREAM_PADDING_BYTES ?? 0) || 0, 65_536),
-);
 
 /**
  * The Lambda entry point around a Middy chain. Middy runs `after` before a streamed body is sent, so the
@@ -76,7 +69,10 @@ export function streamingHandler(chain: Chain) {
       if (typeof result.body === 'string') {
         out.write(result.body);
       } else {
-        if (PADDING_BYTES > 0) out.write(`:${' '.repeat(PADDING_BYTES)}\n\n`);
+        // Lambda may hold back small first writes of a stream; an SSE comment of this many bytes on the
+        // first write pushes the headers and first event out at once where that happens. Off by default.
+        const padding = settings().streamPaddingBytes;
+        if (padding > 0) out.write(`:${' '.repeat(padding)}\n\n`);
         const keepAlive = isEventStream(result.headers) ? sseKeepAlive(out) : undefined;
         try {
           for await (const chunk of result.body) {
@@ -137,20 +133,14 @@ function isEventStream(headers: Record<string, string>): boolean {
   return type?.toLowerCase().startsWith('text/event-stream') ?? false;
 }
 
-/** Read per stream, so that a local server picks up a changed value without a restart. */
-function keepAliveMs(): number {
-  const raw = process.env.GATEWAY_SSE_KEEPALIVE_MS;
-  const ms = raw === undefined || raw === '' ? DEFAULT_SSE_KEEPALIVE_MS : Number(raw);
-  return Number.isFinite(ms) && ms > 0 ? ms : 0;
-}
-
 /**
  * Writes an SSE comment when nothing has been sent for the keep-alive interval, so that CloudFront's
  * origin read timeout does not cut a stream whose upstream is thinking. Only between events: a comment
  * inside a half-sent event would corrupt it.
  */
 function sseKeepAlive(out: Writable): { sent(chunk: string | Uint8Array): void; stop(): void } | undefined {
-  const ms = keepAliveMs();
+  // Read per stream, so that settings loaded again (a local server's restart) apply at once.
+  const ms = settings().sseKeepAliveMs;
   if (ms === 0) return undefined;
   let atBoundary = true;
   let tail = '';
