@@ -14,7 +14,7 @@ import { configureAddressGuard, egressFrom } from '../functions/gateway/address-
 import { compileRoutes, matchRoute } from '../functions/middleware/route';
 import { flushAnalytics } from '../functions/store/analytics-store';
 import { ALL_TABLES } from '../functions/store/tables';
-import { installAwsLambdaShim, LocalResponseStream } from './awslambda-shim';
+import { installAwsLambdaShim, invoke, LocalResponseStream } from './awslambda-shim';
 import { lockDataDir } from './data-dir-lock';
 import { ensureTables, localTableName, startDynalite } from './dynamodb';
 import { startLocalRealtime } from './realtime';
@@ -75,6 +75,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   // local runtime's variables and loads the settings again (a bad value fails the start here, before
   // anything runs). The AWS SDK, Powertools and child processes read the same variables.
   const env = process.env;
+  // First: Powertools looks for the runtime's invoke store as soon as it is told invocations run side by side.
+  installAwsLambdaShim();
   const given = loadSettings(env);
   const dataDir = resolve(options.dataDir ?? given.dataDir);
   // Two servers on one persistent dir would fight over the embedded DynamoDB's files.
@@ -125,7 +127,6 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   });
   await dashboard;
 
-  installAwsLambdaShim();
   const handlers = {} as Record<FunctionGroupName, Handler>;
   for (const [group, def] of Object.entries(FUNCTION_GROUPS)) {
     const mod = (await import(pathToFileURL(join(ROOT, def.entry)).href)) as { handler: Handler };
@@ -314,7 +315,7 @@ async function serve(
     fail: () => undefined,
     succeed: () => undefined,
   } as Context;
-  await handlers[group](event, stream, context);
+  await invoke(context, (c) => handlers[group](event, stream, c));
 }
 
 /** A function URL event (payload format 2.0), as Lambda would build it from this request. */

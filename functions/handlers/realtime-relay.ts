@@ -1,5 +1,6 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { logInvocation } from '../core/logger';
 import { settings } from '../core/settings';
 import { BudgetLedger } from '../gateway/budget';
 import { relaySession } from '../gateway/realtime/relay';
@@ -23,8 +24,9 @@ const deps = {
 
 /** Invoked asynchronously by `$connect`; runs for the whole session. */
 export const handler = middy<RelayJob, void>({ timeoutEarlyInMillis: 0 }).handler(
-  (job: RelayJob, context: Context) =>
-    relaySession(job, deps, {
+  (job: RelayJob, context: Context) => {
+    logInvocation(context);
+    return relaySession(job, deps, {
       sessionLimitMs: Math.max(
         1_000,
         // 14.5 minutes by default; the session also ends 20 s before the invocation would, whatever is configured.
@@ -33,5 +35,6 @@ export const handler = middy<RelayJob, void>({ timeoutEarlyInMillis: 0 }).handle
       logIntervalMs: settings().realtimeLogIntervalMs,
       connectTimeoutMs: 10_000,
       openingGraceMs: 10_000,
-    }),
+    });
+  },
 );

@@ -4,7 +4,7 @@ import { internalError } from '../core/errors';
 import type { GatewayContext, HttpEvent, HttpResult, RequestState } from '../core/http';
 import { newId } from '../core/ids';
 import type { SendOutcome } from '../core/log-entry';
-import { logger } from '../core/logger';
+import { logger, logInvocation } from '../core/logger';
 import { settings } from '../core/settings';
 import { telemetry } from '../gateway/request-telemetry';
 
@@ -34,12 +34,13 @@ export function streamingHandler(chain: Chain) {
       upstreamWaitMs: 0,
     };
     const gatewayContext = Object.assign(context, { gateway: state }) as GatewayContext;
+    logInvocation(context, { requestId: state.requestId });
 
     let result: HttpResult;
     try {
       result = await chain(event, gatewayContext);
     } catch (error) {
-      logger.error('handler chain threw', { requestId: state.requestId, error: (error as Error).message });
+      logger.error('handler chain threw', { error: (error as Error).message });
       const e = internalError();
       result = {
         statusCode: e.status,
@@ -90,7 +91,7 @@ export function streamingHandler(chain: Chain) {
       client.abort();
       // Cut the transfer rather than end it: a client must not take a partial body for a whole one.
       if (!responseStream.destroyed) responseStream.destroy();
-      logger.warn('reply stream failed', { requestId: state.requestId, error: (error as Error).message });
+      logger.warn('reply stream failed', { error: (error as Error).message });
     }
     finished = true;
     const sentAt = performance.now();
@@ -99,10 +100,7 @@ export function streamingHandler(chain: Chain) {
     await Promise.all(
       state.afterSend.map((task) =>
         task(outcome).catch((error: unknown) =>
-          logger.error('after-send task failed', {
-            requestId: state.requestId,
-            error: (error as Error).message,
-          }),
+          logger.error('after-send task failed', { error: (error as Error).message }),
         ),
       ),
     );
@@ -118,7 +116,7 @@ export function streamingHandler(chain: Chain) {
         entry: state.entry,
       });
     } catch (error) {
-      logger.error('telemetry failed', { requestId: state.requestId, error: (error as Error).message });
+      logger.error('telemetry failed', { error: (error as Error).message });
     }
   });
 }
