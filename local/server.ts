@@ -75,9 +75,11 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   // local runtime's variables and loads the settings again (a bad value fails the start here, before
   // anything runs). The AWS SDK, Powertools and child processes read the same variables.
   const env = process.env;
-  // First: Powertools looks for the runtime's invoke store as soon as it is told invocations run side by side.
-  installAwsLambdaShim();
+  // What this start writes into the environment is put back on close, for the next start in this process.
+  const found = { ...env };
   const given = loadSettings(env);
+  // Before any log line: Powertools looks for the runtime's invoke store once told invocations run side by side.
+  installAwsLambdaShim();
   const dataDir = resolve(options.dataDir ?? given.dataDir);
   // Two servers on one persistent dir would fight over the embedded DynamoDB's files.
   const unlock = options.inMemory ? () => undefined : lockDataDir(dataDir);
@@ -195,6 +197,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   // A wildcard bind is still reached at loopback from this machine.
   const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
 
+  const written = Object.keys(env).filter((name) => env[name] !== found[name]);
   return {
     url: `http://${urlHost}:${port}/v1`,
     port,
@@ -231,6 +234,11 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
         );
         await dynamo?.close();
         unlock();
+        for (const name of written) {
+          if (found[name] === undefined) delete env[name];
+          else env[name] = found[name];
+        }
+        loadSettings(env);
       })();
       return closing;
     },

@@ -8,8 +8,11 @@ let client: DynamoDBDocumentClient | undefined;
 
 export function documentClient(): DynamoDBDocumentClient {
   if (!client) {
-    const endpoint = settings().dynamodbEndpoint;
-    const base = new DynamoDBClient(endpoint ? { endpoint, maxAttempts: 3 } : { maxAttempts: 3 });
+    // Read per request: a local server started again in the same process brings its own DynamoDB.
+    const endpoint = async () => ({ url: new URL(settings().dynamodbEndpoint ?? '') });
+    const base = new DynamoDBClient(
+      settings().dynamodbEndpoint ? { endpoint, maxAttempts: 3 } : { maxAttempts: 3 },
+    );
     client = DynamoDBDocumentClient.from(base, {
       marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     });
