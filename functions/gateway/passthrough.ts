@@ -12,6 +12,7 @@ import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
 import { settings } from '../core/settings';
 import { OnceStore } from '../store/once-store';
 import { translationFields, translationReply, withFields } from './audio-translation';
+import { type CallSuccess, exchange } from './call-upstream';
 import type { OperationHandler } from './dispatch';
 import {
   type Costing,
@@ -25,7 +26,7 @@ import {
   transcriptionMaxCost,
   videoCost,
 } from './media-pricing';
-import { type CallSuccess, exchange, routeModelCall } from './model-call';
+import { routeModelCall } from './model-call';
 import { type MultipartForm, readMultipart, replaceField } from './multipart';
 import { type OperatorPrices, tokenBound } from './pricing';
 import type { ResolvedTarget } from './target';
