@@ -1,6 +1,7 @@
 import { type GatewayError, streamFailed, streamTruncated } from '../core/errors';
 import type { HttpResult, ModelCallState } from '../core/http';
 import type { Usage, UsageLogDraft } from '../core/log-entry';
+import { settings } from '../core/settings';
 import type { CallSuccess } from './call-upstream';
 import { tokenBound } from './pricing';
 import type { RequestGuard, StreamWatch } from './request-guard';
@@ -129,8 +130,7 @@ export function streamReply(
 
 /** How long a stream the client left is still read for the provider's usage (0: not at all). */
 function drainMs(): number {
-  const ms = Number(process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS ?? 2000);
-  return Number.isFinite(ms) && ms > 0 ? ms : 0;
+  return settings().abandonedStreamDrainMs;
 }
 
 /**

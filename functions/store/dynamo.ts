@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { settings } from '../core/settings';
 import { TABLES, type TableName } from './tables';
 
 // Built once per container. DYNAMODB_ENDPOINT points at the embedded DynamoDB locally.
@@ -7,8 +8,11 @@ let client: DynamoDBDocumentClient | undefined;
 
 export function documentClient(): DynamoDBDocumentClient {
   if (!client) {
-    const endpoint = process.env.DYNAMODB_ENDPOINT;
-    const base = new DynamoDBClient(endpoint ? { endpoint, maxAttempts: 3 } : { maxAttempts: 3 });
+    // Read per request: a local server started again in the same process brings its own DynamoDB.
+    const endpoint = async () => ({ url: new URL(settings().dynamodbEndpoint ?? '') });
+    const base = new DynamoDBClient(
+      settings().dynamodbEndpoint ? { endpoint, maxAttempts: 3 } : { maxAttempts: 3 },
+    );
     client = DynamoDBDocumentClient.from(base, {
       marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     });
@@ -19,7 +23,7 @@ export function documentClient(): DynamoDBDocumentClient {
 /** The real name of a table, from the environment the stack (or the local runtime) sets. */
 export function tableName(table: TableName): string {
   const def = TABLES[table];
-  const name = process.env[def.envVar];
+  const name = settings().tables[def.envVar];
   if (!name) throw new Error(`${def.envVar} is not set`);
   return name;
 }

@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { loadSettings } from '../../functions/core/settings';
 import { chunk, openSse, sendJson, sleep, sseData, startFakeOpenAI } from '../support/fake-openai';
 import { useGateway } from '../support/fixture';
 import { settledSpend as spendOf, waitForLog } from '../support/gateway';
@@ -221,6 +222,7 @@ describe('a stream the client abandons', () => {
     await createVirtualKey('vk-no-usage', { budget_limit: 5 });
     lateUsage(1500);
     process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS = '50';
+    loadSettings();
     try {
       const entry = await waitForLog(gw, await abandon('vk-no-usage'));
       expect(entry.status).toBe(499);
@@ -229,6 +231,7 @@ describe('a stream the client abandons', () => {
       expect(entry.cost).toBeGreaterThan(0);
     } finally {
       delete process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS;
+      loadSettings();
     }
   });
 });
