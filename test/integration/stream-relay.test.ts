@@ -3,6 +3,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
 import { APIError } from 'openai';
 import { describe, expect, it } from 'vitest';
+import { loadSettings } from '../../functions/core/settings';
 import { openSse as openAnthropicSse, sse, startFakeAnthropic } from '../support/fake-anthropic';
 import { chunk, openSse, sleep, sseData, startFakeOpenAI } from '../support/fake-openai';
 import { responseEvents, startFakeApi } from '../support/fake-openai-api';
@@ -323,6 +324,7 @@ describe('a translated stream the client abandons', () => {
     const closed = { value: false };
     lateUsage(1500, closed);
     process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS = '50';
+    loadSettings();
     try {
       const entry = await waitForLog(gw, await abandon('ant-no-usage'));
       expect(entry.status).toBe(499);
@@ -337,6 +339,7 @@ describe('a translated stream the client abandons', () => {
       expect(closed.value).toBe(true);
     } finally {
       delete process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS;
+      loadSettings();
     }
   });
 });
