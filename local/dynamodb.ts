@@ -9,6 +9,7 @@ import {
   ResourceNotFoundException,
 } from '@aws-sdk/client-dynamodb';
 import type { AwsCredentialIdentity, HttpRequest, HttpResponse, RequestHandler } from '@smithy/types';
+import { settings } from '../functions/core/settings';
 import type { DynamoTransport } from '../functions/store/dynamo';
 import { ALL_TABLES, revisionSuffix, type TableDefinition } from '../functions/store/tables';
 
@@ -154,7 +155,7 @@ export async function startDynalite(
 export async function ensureTables(endpoint: string | undefined): Promise<void> {
   const client = new DynamoDBClient(endpoint ? { endpoint } : {});
   for (const def of ALL_TABLES) {
-    const name = process.env[def.envVar] ?? localTableName(def);
+    const name = settings().tables[def.envVar] ?? localTableName(def);
     try {
       await client.send(new DescribeTableCommand({ TableName: name }));
       continue;

@@ -1,7 +1,9 @@
 // Where a request's time goes, by stage: CPU time (`process.cpuUsage()`, every thread of the process, so
 // the embedded DynamoDB's work counts in the stage that waited for it) and wall time between marks.
-// Off unless `GATEWAY_STAGE_TIMING=1` (the bench sets it): each mark is then one boolean test. Stages
+// Off unless `GATEWAY_STAGE_TIMING=1` (the bench sets it): each mark then only reads the setting. Stages
 // follow each other, so the figures only mean something for requests served one at a time.
+
+import { settings } from './settings';
 
 export const STAGES = [
   'event build',
@@ -21,13 +23,12 @@ export interface StageTotal {
   wallMs: number;
 }
 
-const enabled = process.env.GATEWAY_STAGE_TIMING === '1';
 const totals = new Map<Stage, StageTotal>();
 let current: { stage: Stage; cpu: NodeJS.CpuUsage; at: number } | undefined;
 
 /** Ends the stage under way (if any) and starts `stage`; null ends it without starting another. */
 export function markStage(stage: Stage | null): void {
-  if (!enabled) return;
+  if (!settings().stageTiming) return;
   const at = performance.now();
   const cpu = process.cpuUsage();
   if (current) {

@@ -8,6 +8,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { logger } from '../core/logger';
+import { settings } from '../core/settings';
 import { isConditionFailure } from './control-store';
 import { documentClient, dynamoClient, tableName } from './dynamo';
 
@@ -82,7 +83,7 @@ interface PendingCounter {
 let pendingCounters = new Map<string, PendingCounter>();
 let counterTimer: NodeJS.Timeout | undefined;
 let counterFlush: Promise<void> = Promise.resolve();
-const counterWindowMs = () => Math.max(0, Number(process.env.GATEWAY_AGGREGATE_FLUSH_MS ?? 0) || 0);
+const counterWindowMs = () => settings().aggregateFlushMs;
 
 /** What a settlement did to its budget item: the spend after it, and what its update added. */
 export interface Settled {
@@ -103,7 +104,7 @@ interface PendingSettle {
 // server, under concurrent load) are written as one update; 0 (Lambda): each on its own, at once.
 const pendingSettles = new Map<string, PendingSettle[]>();
 let settleTimer: NodeJS.Timeout | undefined;
-const settleWindowMs = () => Math.max(0, Number(process.env.GATEWAY_WRITE_BATCH_MS ?? 0) || 0);
+const settleWindowMs = () => settings().writeBatchMs;
 // A DynamoDB expression holds at most 4 KB: settlements past this many per item wait for the next write.
 const SETTLES_PER_UPDATE = 50;
 const itemId = (key: { pk: string; sk: string }) => `${key.pk}\u0000${key.sk}`;

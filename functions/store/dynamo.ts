@@ -1,5 +1,6 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { settings } from '../core/settings';
 import { TABLES, type TableName } from './tables';
 
 // Built once per container. DYNAMODB_ENDPOINT points at the embedded DynamoDB locally.
@@ -25,10 +26,11 @@ export function useDynamoTransport(value: DynamoTransport): void {
 
 export function documentClient(): DynamoDBDocumentClient {
   if (!client) {
-    const endpoint = process.env.DYNAMODB_ENDPOINT;
+    // Read per request: a local server started again in the same process brings its own DynamoDB.
+    const endpoint = async () => ({ url: new URL(settings().dynamodbEndpoint ?? '') });
     const base = new DynamoDBClient({
       maxAttempts: 3,
-      ...(endpoint ? { endpoint } : {}),
+      ...(settings().dynamodbEndpoint ? { endpoint } : {}),
       ...transport?.config,
     });
     for (const name of transport?.unusedMiddleware ?? []) base.middlewareStack.remove(name);
@@ -53,7 +55,7 @@ export function dynamoClient(): DynamoDBClient {
 /** The real name of a table, from the environment the stack (or the local runtime) sets. */
 export function tableName(table: TableName): string {
   const def = TABLES[table];
-  const name = process.env[def.envVar];
+  const name = settings().tables[def.envVar];
   if (!name) throw new Error(`${def.envVar} is not set`);
   return name;
 }

@@ -6,6 +6,7 @@ import { BatchWriteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } 
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LogEntry } from '../../functions/core/log-entry';
+import { loadSettings } from '../../functions/core/settings';
 import { ALL_TABLES } from '../../functions/store/tables';
 
 // The local server's batched writes, on a mocked DynamoDB: log entries go out in BatchWriteItem calls of
@@ -21,12 +22,14 @@ beforeAll(async () => {
   process.env.GATEWAY_DATA_DIR = dataDir;
   process.env.GATEWAY_WRITE_BATCH_MS = '5';
   for (const def of ALL_TABLES) process.env[def.envVar] ??= `test-${def.id}`;
+  loadSettings();
   logs = await import('../../functions/store/log-store');
   counters = await import('../../functions/store/counter-store');
 });
 afterAll(() => {
   db.restore();
   delete process.env.GATEWAY_WRITE_BATCH_MS;
+  loadSettings();
   rmSync(dataDir, { recursive: true, force: true });
 });
 beforeEach(() => db.reset());
@@ -151,6 +154,7 @@ describe('batched settlements', () => {
 
   it('sums per-user usage per item and writes it when asked to flush', async () => {
     process.env.GATEWAY_AGGREGATE_FLUSH_MS = '60000';
+    loadSettings();
     try {
       db.on(UpdateCommand).resolves({});
       const store = new counters.CounterStore();
@@ -164,6 +168,7 @@ describe('batched settlements', () => {
       expect(values).toEqual(expect.arrayContaining([2, 0.5, 6, 8, 'alice', '2026-11-23']));
     } finally {
       delete process.env.GATEWAY_AGGREGATE_FLUSH_MS;
+      loadSettings();
     }
   });
 });
