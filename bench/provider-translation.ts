@@ -151,11 +151,7 @@ async function perAnthropicEvent(batches: string[]): Promise<number> {
 
 /** Bytes of the chat bundle that come from each provider folder, from esbuild's metafile. */
 async function bundleShare(): Promise<Record<string, number>> {
-  const opts = esbuildOptions(
-    join(root, 'functions/handlers/chat.ts'),
-    join(root, 'dist/bench-chat/index.mjs'),
-    false,
-  );
+  const opts = esbuildOptions(join(root, 'functions/handlers/chat.ts'), join(root, 'dist/bench-chat'), false);
   const result = await build({ ...opts, write: false });
   const output = Object.values(result.metafile?.outputs ?? {}).find((o) => o.entryPoint);
   const shares: Record<string, number> = { total: output?.bytes ?? 0 };
