@@ -33,9 +33,12 @@ export const RUNTIME_PROVIDED = [
 ];
 
 // Lambda passes credentials in environment variables: the SDK's default credential chain is swapped for
-// an env-only provider in function bundles (see functions/store/lambda-credentials.ts).
+// an env-only provider in function bundles (see functions/store/lambda-credentials.ts). The stores'
+// DynamoDB commands are plain classes there, sent by functions/store/dynamodb-http.ts without the SDK
+// client (see functions/store/dynamodb-commands.ts).
 export const ALIASES: Record<string, string> = {
   '@aws-sdk/credential-provider-node': './functions/store/lambda-credentials.ts',
+  '@aws-sdk/lib-dynamodb': './functions/store/dynamodb-commands.ts',
 };
 
 // Prefer ESM builds of dependencies: they tree-shake far better than their CJS builds.

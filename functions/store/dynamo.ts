@@ -1,17 +1,14 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBHttpClient } from './dynamodb-http';
 import { TABLES, type TableName } from './tables';
 
 // Built once per container. DYNAMODB_ENDPOINT points at the embedded DynamoDB locally.
-let client: DynamoDBDocumentClient | undefined;
+let client: DynamoDBHttpClient | undefined;
 
-export function documentClient(): DynamoDBDocumentClient {
+export function documentClient(): DynamoDBHttpClient {
   if (!client) {
     const endpoint = process.env.DYNAMODB_ENDPOINT;
-    const base = new DynamoDBClient(endpoint ? { endpoint, maxAttempts: 3 } : { maxAttempts: 3 });
-    client = DynamoDBDocumentClient.from(base, {
-      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-    });
+    client = new DynamoDBHttpClient(endpoint ? { endpoint, maxAttempts: 3 } : { maxAttempts: 3 });
   }
   return client;
 }
