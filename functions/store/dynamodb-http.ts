@@ -19,9 +19,9 @@ import {
   type UpdateCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import { marshall, type NativeAttributeValue, unmarshall } from '@aws-sdk/util-dynamodb';
-import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
+import { Sha256 } from '../core/sha256';
 
 // DynamoDB over its JSON API: the document-client calls the stores make (the command classes of
 // `@aws-sdk/lib-dynamodb`, same inputs and outputs), signed with SigV4 and sent on a keep-alive agent.
