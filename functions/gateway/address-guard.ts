@@ -173,20 +173,29 @@ export function hostNotAllowed(error: RefusedAddressError, param: string | null 
   return badRequest(`The host ${error.message}.`, param, 'host_not_allowed');
 }
 
-/** Keep-alive agents whose every connection goes through the guard's lookup. */
+/**
+ * Keep-alive pools, one per origin (an agent keys its sockets by host and port), whose every connection
+ * goes through the guard's lookup. Node's client sends one request at a time on a socket: HTTP/1.1
+ * pipelining is never used. undici measured barely faster on loopback and would add 520 KB to each bundle.
+ */
+const POOL: http.AgentOptions = {
+  keepAlive: true,
+  keepAliveMsecs: 10_000,
+  // The most recently used socket goes out first, so the spare ones go idle and are closed.
+  scheduling: 'lifo',
+  // Per origin: a bound on sockets to one provider under a burst; more requests wait for a socket.
+  maxSockets: 1024,
+  // Idle sockets kept per origin; one freed beyond this is closed.
+  maxFreeSockets: 64,
+  // An idle socket is closed after this (a server's shorter `Keep-Alive: timeout` wins), before a load
+  // balancer drops it silently and a reused socket fails. A request in flight is not affected.
+  timeout: 30_000,
+  lookup: guardedLookup,
+};
+
 export const guardedAgents = {
-  'http:': new http.Agent({
-    keepAlive: true,
-    keepAliveMsecs: 10_000,
-    scheduling: 'lifo',
-    lookup: guardedLookup,
-  }),
-  'https:': new https.Agent({
-    keepAlive: true,
-    keepAliveMsecs: 10_000,
-    scheduling: 'lifo',
-    lookup: guardedLookup,
-  }),
+  'http:': new http.Agent(POOL),
+  'https:': new https.Agent(POOL),
 };
 
 export interface GuardedReply {
