@@ -89,8 +89,8 @@ export function esbuildOptions(
  */
 export const BUNDLED_ASSETS: Partial<Record<FunctionGroupName, string>> = { dashboard: 'dashboard' };
 
-/** Bytes of `.mjs` output a cold start loads: the entry and the chunks it imports statically, not lazy ones. */
-export function startupBytes(metafile: Metafile): number {
+/** The outputs a cold start loads: the entry and the chunks it imports statically, not lazy ones. */
+export function startupOutputs(metafile: Metafile): string[] {
   const outputs = metafile.outputs;
   const entry = Object.keys(outputs).find((path) => outputs[path]?.entryPoint);
   const seen = new Set<string>();
@@ -101,7 +101,12 @@ export function startupBytes(metafile: Metafile): number {
     for (const dep of output.imports) if (dep.kind === 'import-statement' && !dep.external) visit(dep.path);
   };
   if (entry) visit(entry);
-  return [...seen].reduce((sum, path) => sum + (outputs[path]?.bytes ?? 0), 0);
+  return [...seen];
+}
+
+/** Bytes a cold start loads (`startupOutputs`). */
+export function startupBytes(metafile: Metafile): number {
+  return startupOutputs(metafile).reduce((sum, path) => sum + (metafile.outputs[path]?.bytes ?? 0), 0);
 }
 
 /** Bytes of every `.mjs` output, lazy chunks included: what the deployment package holds. */
