@@ -108,3 +108,12 @@ export function parseMetadata(header: string | undefined): Record<string, string
   }
   return Object.fromEntries(entries) as Record<string, string>;
 }
+
+/** JSON text parsed, or undefined when it is not JSON (an upstream reply, a stored value). */
+export function tryJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

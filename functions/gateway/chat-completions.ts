@@ -7,23 +7,17 @@ import {
 } from '../core/errors';
 import type { HttpEvent, HttpResult, ModelCallState } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
-import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
+import { bodyText, checkFieldLengths, jsonBody, tryJson } from '../core/request-body';
 import { credentialMasker } from '../core/secret-mask';
 import { SseParser, sseErrorEvent } from '../core/sse';
 import type { ChatCall, ChatContext, ChatTranslation, Json } from '../providers/types';
+import { type CallSuccess, exchange } from './call-upstream';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
-import {
-  type CallSuccess,
-  exchange,
-  inputBound,
-  type RouteOptions,
-  recordStreamFailure,
-  recordUsage,
-  routeModelCall,
-  tryJson,
-} from './model-call';
+import { type RouteOptions, routeModelCall } from './model-call';
 import { costOf, readUsage, tokenBound } from './pricing';
 import { chatMessageSlots, chatReplySlots, RequestGuard, type StreamWatch } from './request-guard';
+import { inputBound } from './reserve';
+import { recordStreamFailure, recordUsage } from './settle';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
 

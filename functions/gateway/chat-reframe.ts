@@ -1,7 +1,7 @@
 import type { HttpBody } from '../core/http';
+import { tryJson } from '../core/request-body';
 import { SseParser } from '../core/sse';
 import type { Json } from '../providers/types';
-import { tryJson } from './model-call';
 
 /** How one wire format writes the chat pipeline's stream: a chunk, the end, an error, a cut. */
 export interface ChatStreamWriter {

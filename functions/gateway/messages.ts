@@ -1,7 +1,7 @@
 import { badRequest, type GatewayError, streamFailed, streamTruncated } from '../core/errors';
 import type { HttpBody, HttpEvent, HttpResult, ModelCallState } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
-import { bodyText, jsonBody } from '../core/request-body';
+import { bodyText, jsonBody, tryJson } from '../core/request-body';
 import { SseParser } from '../core/sse';
 import { AnthropicStream } from '../providers/anthropic/chat-completions';
 import {
@@ -13,19 +13,14 @@ import {
   validateMessagesRequest,
 } from '../providers/anthropic/messages-ingress';
 import { isObject, type Json } from '../providers/shared/openai-shapes';
+import { type CallSuccess, exchange } from './call-upstream';
 import { type NativeRoute, runChatCompletion } from './chat-completions';
 import { reframeChatStream } from './chat-reframe';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
-import {
-  type CallSuccess,
-  exchange,
-  recordStreamFailure,
-  recordUsage,
-  routeModelCall,
-  tryJson,
-} from './model-call';
+import { routeModelCall } from './model-call';
 import { readUsage } from './pricing';
 import { RequestGuard, type StreamWatch, type TextSlot } from './request-guard';
+import { recordStreamFailure, recordUsage } from './settle';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
 

@@ -1,6 +1,7 @@
 import type { HttpEvent, ModelCallState } from '../core/http';
+import { type CallSuccess, exchange } from './call-upstream';
 import type { OperationHandler } from './dispatch';
-import { type CallSuccess, exchange, routeModelCall } from './model-call';
+import { routeModelCall } from './model-call';
 import type { ResolvedTarget } from './target';
 
 // `GET /v1/models` and `GET /v1/models/{model}` on every provider, in OpenAI's `ListModelsResponse` and

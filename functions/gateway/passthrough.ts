@@ -11,6 +11,7 @@ import type { Principal } from '../core/principal';
 import { bodyText, checkFieldLengths, jsonBody, MAX_BODY_BYTES } from '../core/request-body';
 import { OnceStore } from '../store/once-store';
 import { translationFields, translationReply, withFields } from './audio-translation';
+import { type CallSuccess, exchange } from './call-upstream';
 import type { OperationHandler } from './dispatch';
 import {
   type Costing,
@@ -24,7 +25,7 @@ import {
   transcriptionMaxCost,
   videoCost,
 } from './media-pricing';
-import { type CallSuccess, exchange, routeModelCall } from './model-call';
+import { routeModelCall } from './model-call';
 import { type MultipartForm, readMultipart, replaceField } from './multipart';
 import { type OperatorPrices, tokenBound } from './pricing';
 import type { ResolvedTarget } from './target';

@@ -10,7 +10,7 @@ import {
 } from '../guardrails/engine';
 import { guardrailResolver } from '../guardrails/resolve';
 import type { CheckContext, Direction, ModerationResult } from '../guardrails/types';
-import { firstTarget, planFor, requestConfig } from './model-call';
+import { firstTarget, planFor, requestConfig } from './plan-request';
 import { policies } from './policy';
 import { readAll, sendUpstream } from './upstream';
 

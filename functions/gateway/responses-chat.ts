@@ -10,12 +10,13 @@ import {
 } from '../providers/shared/responses-chat';
 import type { ChatContext, ChatTranslation, Json } from '../providers/types';
 import { responseStore } from '../store/response-store';
+import { type CallSuccess, exchange } from './call-upstream';
 import { buildCall, translateStream } from './chat-completions';
 import { reframeChatStream } from './chat-reframe';
 import type { OperationHandler } from './dispatch';
-import { type CallSuccess, exchange, recordUsage } from './model-call';
 import { readUsage } from './pricing';
 import { type RequestGuard, responsesOutputSlots } from './request-guard';
+import { recordUsage } from './settle';
 import type { ResolvedTarget } from './target';
 
 // The Responses API on providers that have none (Anthropic, Bedrock, Gemini): the request goes out in

@@ -8,22 +8,16 @@ import {
 } from '../core/errors';
 import type { HttpEvent, HttpResult, ModelCallState } from '../core/http';
 import type { Usage, UsageLogDraft } from '../core/log-entry';
-import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
+import { bodyText, checkFieldLengths, jsonBody, tryJson } from '../core/request-body';
 import { credentialMasker } from '../core/secret-mask';
 import { SseParser } from '../core/sse';
+import { type CallSuccess, exchange } from './call-upstream';
 import type { OperationTable } from './dispatch';
-import {
-  type CallSuccess,
-  exchange,
-  inputBound,
-  recordStreamFailure,
-  recordUsage,
-  routeModelCall,
-  tryJson,
-} from './model-call';
+import { routeModelCall } from './model-call';
 import { passthroughOperations } from './passthrough';
 import { costOf, readUsage, tokenBound } from './pricing';
 import { RequestGuard, responsesInputSlots, responsesOutputSlots, type StreamWatch } from './request-guard';
+import { inputBound } from './reserve';
 import {
   isReplayed,
   replayPrevious,
@@ -32,6 +26,7 @@ import {
   servedThroughChat,
   storedResponseOperations,
 } from './responses-chat';
+import { recordStreamFailure, recordUsage } from './settle';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
 

@@ -25,7 +25,7 @@ interface CacheEntry {
  * Finds a virtual key by slug in the caller's workspace and lets a request through only when its rate
  * limit allows. The description and the enforced state (budget definition, rate limit) are cached briefly
  * per container and dropped at once in the container that changes them; the budget itself is enforced by
- * the reservation on the key's spend item (model-call.ts), so no read of the spend is on the request path.
+ * the reservation on the key's spend item (reserve.ts), so no read of the spend is on the request path.
  */
 export class VirtualKeyResolver {
   private readonly cache = new Map<string, CacheEntry>();

@@ -18,9 +18,9 @@ import {
 } from '../../store/realtime-channel';
 import { type RelayLauncher, relayLauncher } from '../../store/relay-launcher';
 import { BudgetReservation } from '../budget';
-import { virtualKeyHolder } from '../model-call';
 import { buildPlan, type PlanTarget } from '../plan';
 import { enforceModel, enforceTarget, policies, userHolder } from '../policy';
+import { virtualKeyHolder } from '../reserve';
 import { Router } from '../router';
 import {
   checkRouteHosts,

@@ -1,4 +1,5 @@
 import type { GatewayError } from '../../core/errors';
+import { tryJson } from '../../core/request-body';
 import {
   type ChunkHeader,
   chunk,
@@ -22,7 +23,6 @@ import {
   thinkingForEffort,
   toolCallsOf,
   toolChoiceOf,
-  tryParse,
   usageChunk,
 } from '../shared/openai-shapes';
 import type { ChatContext, ChatTranslation, ProviderEvent, StreamTranslator } from '../types';
@@ -221,7 +221,7 @@ export class AnthropicStream implements StreamTranslator {
   }
 
   push(ev: ProviderEvent): Json[] {
-    const data = tryParse(ev.data);
+    const data = tryJson(ev.data);
     if (!isObject(data)) return [];
     const type = typeof data.type === 'string' ? data.type : ev.event;
     switch (type) {

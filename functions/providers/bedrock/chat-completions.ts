@@ -1,4 +1,5 @@
 import { badRequest, type GatewayError } from '../../core/errors';
+import { tryJson } from '../../core/request-body';
 import {
   type ChunkHeader,
   chunk,
@@ -22,7 +23,6 @@ import {
   thinkingForEffort,
   toolCallsOf,
   toolChoiceOf,
-  tryParse,
   usageChunk,
 } from '../shared/openai-shapes';
 import type { ChatContext, ChatTranslation, ProviderEvent, StreamTranslator } from '../types';
@@ -296,7 +296,7 @@ export class ConverseStream implements StreamTranslator {
   }
 
   push(ev: ProviderEvent): Json[] {
-    const data = tryParse(ev.data);
+    const data = tryJson(ev.data);
     const d = isObject(data) ? data : {};
     if (ev.exception) {
       const name = ev.event ?? 'internalServerException';

@@ -1,4 +1,5 @@
 import type { GatewayError } from '../../core/errors';
+import { tryJson } from '../../core/request-body';
 import {
   type ChunkHeader,
   chunk,
@@ -22,7 +23,6 @@ import {
   textOf,
   toolCallsOf,
   toolChoiceOf,
-  tryParse,
   usageChunk,
 } from '../shared/openai-shapes';
 import type { ChatContext, ChatTranslation, ProviderEvent, StreamTranslator } from '../types';
@@ -114,7 +114,7 @@ export function toGeminiRequest(body: Json): Json {
       const id = typeof m.tool_call_id === 'string' ? m.tool_call_id : '';
       const name = nameOfCall.get(id) ?? (typeof m.name === 'string' ? m.name : id);
       const text = textOf(m.content);
-      const parsed = tryParse(text);
+      const parsed = tryJson(text);
       push('user', [
         { functionResponse: { name, response: isObject(parsed) ? parsed : { content: parsed ?? text } } },
       ]);
@@ -295,7 +295,7 @@ export class GeminiStream implements StreamTranslator {
   }
 
   push(ev: ProviderEvent): Json[] {
-    const data = tryParse(ev.data);
+    const data = tryJson(ev.data);
     if (!isObject(data)) return [];
     if (isObject(data.error)) {
       // A status Gemini gives is kept; without one the failure is the gateway's 502 for a bad upstream.

@@ -309,11 +309,3 @@ export class SseDecoder implements StreamDecoder {
     return out;
   }
 }
-
-export function tryParse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
