@@ -63,8 +63,11 @@ export function metricModel(provider: string, model: string): string {
 }
 
 export class RequestTelemetry {
+  private metrics?: Metrics;
+
+  /** `newMetrics` runs at the first request, not at import: a cold start does not wait for it. */
   constructor(
-    private readonly metrics: Metrics,
+    private readonly newMetrics: () => Metrics,
     private readonly logger: Logger,
   ) {}
 
@@ -78,6 +81,7 @@ export class RequestTelemetry {
     const origin = status === 499 ? 'client' : entry ? (entry.error?.origin ?? null) : request.errorOrigin;
     if (entry) this.logCompleted(entry);
 
+    this.metrics ??= this.newMetrics();
     const m = this.metrics;
     // Three dimension sets: the whole gateway (alarms), each operation, and each provider and model.
     m.addDimensions({});
@@ -144,9 +148,10 @@ export class RequestTelemetry {
 
 // Locally, local/server.ts sets POWERTOOLS_METRICS_DISABLED so that EMF records do not flood stdout.
 export const telemetry = new RequestTelemetry(
-  new Metrics({
-    namespace: METRICS_NAMESPACE,
-    serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'gateway',
-  }),
+  () =>
+    new Metrics({
+      namespace: METRICS_NAMESPACE,
+      serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'gateway',
+    }),
   logger,
 );
