@@ -92,6 +92,16 @@ const byTable = (responses: Wire | undefined) =>
   responses &&
   Object.fromEntries(Object.entries(responses).map(([t, items]) => [t, (items as Wire[]).map(fromWire)]));
 
+/** Query and Scan: values and the start key go out marshalled, pages of items come back. */
+const listing = (target: string): Operation => ({
+  target,
+  request: request('ExpressionAttributeValues', 'ExclusiveStartKey'),
+  response: (out) => ({
+    ...response('LastEvaluatedKey')(out),
+    ...(out.Items ? { Items: (out.Items as Wire[]).map(fromWire) } : {}),
+  }),
+});
+
 const OPERATIONS = new Map<unknown, Operation>([
   [GetCommand, { target: 'GetItem', request: request('Key'), response: response('Item') }],
   [
@@ -118,23 +128,8 @@ const OPERATIONS = new Map<unknown, Operation>([
       response: response('Attributes'),
     },
   ],
-  ...[
-    [QueryCommand, 'Query'],
-    [ScanCommand, 'Scan'],
-  ].map(
-    ([command, target]) =>
-      [
-        command,
-        {
-          target: target as string,
-          request: request('ExpressionAttributeValues', 'ExclusiveStartKey'),
-          response: (out: Wire) => ({
-            ...response('LastEvaluatedKey')(out),
-            ...(out.Items ? { Items: (out.Items as Wire[]).map(fromWire) } : {}),
-          }),
-        },
-      ] as const,
-  ),
+  [QueryCommand, listing('Query')],
+  [ScanCommand, listing('Scan')],
   [
     BatchGetCommand,
     {
