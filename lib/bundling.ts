@@ -92,7 +92,8 @@ export const BUNDLED_ASSETS: Partial<Record<FunctionGroupName, string>> = { dash
 /** The outputs a cold start loads: the entry and the chunks it imports statically, not lazy ones. */
 export function startupOutputs(metafile: Metafile): string[] {
   const outputs = metafile.outputs;
-  const entry = Object.keys(outputs).find((path) => outputs[path]?.entryPoint);
+  // Lazily imported modules are entry points of their own chunks too: the handler's is index.mjs.
+  const entry = Object.keys(outputs).find((path) => path.split('/').pop() === BUNDLE_FILE_NAME);
   const seen = new Set<string>();
   const visit = (path: string): void => {
     const output = outputs[path];
