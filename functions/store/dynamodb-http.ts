@@ -198,7 +198,7 @@ interface Reply {
   body: string;
 }
 
-// The SDK's defaults: a request times out of a dead connection, sockets are reused.
+// A call on a dead connection fails (and is retried) after this long without a byte, instead of hanging.
 const REQUEST_TIMEOUT_MS = 10_000;
 
 /** A command of `@aws-sdk/lib-dynamodb` (or its Lambda stand-in): only its class and `input` are read. */
