@@ -1,4 +1,4 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
@@ -21,8 +21,16 @@ export interface EgressEnvironment {
 
 type Resolver = (hostname: string, callback: (err: Error | null, addresses: LookupAddress[]) => void) => void;
 
-const systemResolver: Resolver = (hostname, callback) =>
-  dnsLookup(hostname, { all: true }, (err, addresses) => callback(err, addresses ?? []));
+// node:dns is loaded with the first name to resolve, not at import: upstreams given by IP never need it.
+let dns: Promise<typeof import('node:dns')> | undefined;
+
+const systemResolver: Resolver = (hostname, callback) => {
+  dns ??= import('node:dns');
+  dns.then(
+    ({ lookup }) => lookup(hostname, { all: true }, (err, addresses) => callback(err, addresses ?? [])),
+    (error: Error) => callback(error, []),
+  );
+};
 
 /**
  * Reads the environment once per container; `GATEWAY_ALLOW_PRIVATE_HOSTS` is set by CDK context on AWS.

@@ -1,4 +1,3 @@
-import { crc32 } from 'node:zlib';
 import type { ProviderEvent, StreamDecoder } from '../types';
 
 // The `application/vnd.amazon.eventstream` framing of ConverseStream: binary messages, each with a
@@ -15,6 +14,21 @@ const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 const FIXED_SIZES: Record<number, number> = { 0: 0, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16 };
 const BYTES = 6;
 const STRING = 7;
+
+// CRC-32 (IEEE), the checksum of the prelude and of each message. Computed here: loading node:zlib for it
+// would cost every cold start a few milliseconds; the table is built with the first message.
+let crcTable: Uint32Array | undefined;
+
+function crc32(bytes: Uint8Array): number {
+  crcTable ??= Uint32Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  let crc = 0xffffffff;
+  for (const byte of bytes) crc = (crcTable[(crc ^ byte) & 0xff] as number) ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
 
 function malformed(why: string): Error {
   return new Error(`malformed event stream message: ${why}`);
