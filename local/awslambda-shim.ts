@@ -1,5 +1,8 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerResponse } from 'node:http';
 import { Writable } from 'node:stream';
+import { InvokeStoreBase } from '@aws/lambda-invoke-store';
+import type { Context } from 'aws-lambda';
 
 // The response-streaming globals of the Lambda Node.js runtime, for the local server. As in Lambda,
 // `HttpResponseStream.from` sets the status and headers, sent with the first write (or the end).
@@ -64,11 +67,58 @@ export class LocalResponseStream extends Writable {
   }
 }
 
+type InvocationContext = Record<string | symbol, unknown>;
+
+/**
+ * The runtime's invoke store in its concurrent mode, as on Lambda Managed Instances: each invocation runs in
+ * its own context, so Powertools keeps each one's logger context and keys and metric dimensions apart,
+ * although the local server runs many invocations at once in one process.
+ */
+class LocalInvokeStore extends InvokeStoreBase {
+  private readonly storage = new AsyncLocalStorage<InvocationContext>();
+
+  getContext(): InvocationContext | undefined {
+    return this.storage.getStore();
+  }
+
+  hasContext(): boolean {
+    return this.storage.getStore() !== undefined;
+  }
+
+  get<T = unknown>(key: string | symbol): T | undefined {
+    return this.storage.getStore()?.[key] as T | undefined;
+  }
+
+  set<T = unknown>(key: string | symbol, value: T): void {
+    if (this.isProtectedKey(key))
+      throw new Error(`Cannot modify protected Lambda context field: ${String(key)}`);
+    const context = this.storage.getStore();
+    if (!context) throw new Error('No invocation context');
+    context[key] = value;
+  }
+
+  run<T>(context: InvocationContext, fn: () => T): T {
+    return this.storage.run(context, fn);
+  }
+}
+
+const invokeStore = new LocalInvokeStore();
+
+/** Runs one invocation of a handler in its own invoke-store context, as the runtime does. */
+export function invoke<T>(context: Context, handler: (context: Context) => Promise<T>): Promise<T> {
+  return invokeStore.run({ [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: context.awsRequestId }, () =>
+    handler(context),
+  );
+}
+
 export function installAwsLambdaShim(): void {
-  // The SDK's invoke store may have created the object already; add the streaming members to it.
+  // The SDK's invoke store may have created the object already; add the runtime's members to it.
   const global = globalThis as { awslambda?: Record<string, unknown> };
   global.awslambda ??= {};
   const target = global.awslambda;
+  // Powertools scopes its state to the invocation when this is set and the store is there.
+  process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '1000';
+  target.InvokeStore = invokeStore;
   if (typeof target.streamifyResponse === 'function') return;
   Object.assign(target, {
     streamifyResponse<T>(handler: T): T {

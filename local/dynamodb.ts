@@ -8,6 +8,7 @@ import {
   DynamoDBClient,
   ResourceNotFoundException,
 } from '@aws-sdk/client-dynamodb';
+import { settings } from '../functions/core/settings';
 import { ALL_TABLES, revisionSuffix, type TableDefinition } from '../functions/store/tables';
 
 export const localTableName = (def: TableDefinition) =>
@@ -45,7 +46,7 @@ export async function startDynalite(
 export async function ensureTables(endpoint: string | undefined): Promise<void> {
   const client = new DynamoDBClient(endpoint ? { endpoint } : {});
   for (const def of ALL_TABLES) {
-    const name = process.env[def.envVar] ?? localTableName(def);
+    const name = settings().tables[def.envVar] ?? localTableName(def);
     try {
       await client.send(new DescribeTableCommand({ TableName: name }));
       continue;

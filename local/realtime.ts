@@ -17,6 +17,7 @@ import type { SocketEvent, SocketResult } from '../functions/gateway/realtime/so
 import { decodePathParam } from '../functions/middleware/route';
 import { CLOSE_CODE_HEADER, CLOSE_REASON_HEADER } from '../functions/store/client-connections';
 import { useRelayLauncher } from '../functions/store/relay-launcher';
+import { invoke } from './awslambda-shim';
 import { requestUrl } from './request-url';
 
 // API Gateway WebSocket around the very same handlers: the upgrade of `/v1/realtime` becomes `$connect`,
@@ -144,7 +145,7 @@ export async function startLocalRealtime(root: string): Promise<LocalRealtime> {
   useRelayLauncher({
     launch: async (job) => {
       // Like InvocationType Event: accepted now, run on its own.
-      track(relayHandler(job, lambdaContext('realtimeRelay')));
+      track(invoke(lambdaContext('realtimeRelay'), (c) => relayHandler(job, c)));
     },
   });
 
@@ -198,7 +199,9 @@ export async function startLocalRealtime(root: string): Promise<LocalRealtime> {
       const event = socketEvent('$default', connectionId, domainName, connectedAt, {
         body: bytes.toString('utf8'),
       });
-      conn.chain = track(conn.chain.then(() => socketHandler(event, lambdaContext('realtimeSocket'))));
+      conn.chain = track(
+        conn.chain.then(() => invoke(lambdaContext('realtimeSocket'), (c) => socketHandler(event, c))),
+      );
     });
     ws.on('close', (code: number, reason: Buffer) => {
       connections.delete(connectionId);
@@ -206,7 +209,9 @@ export async function startLocalRealtime(root: string): Promise<LocalRealtime> {
         disconnectStatusCode: code,
         disconnectReason: reason.toString(),
       });
-      conn.chain = track(conn.chain.then(() => socketHandler(event, lambdaContext('realtimeSocket'))));
+      conn.chain = track(
+        conn.chain.then(() => invoke(lambdaContext('realtimeSocket'), (c) => socketHandler(event, c))),
+      );
     });
     ws.on('error', () => undefined);
   }
@@ -243,7 +248,7 @@ export async function startLocalRealtime(root: string): Promise<LocalRealtime> {
         queryStringParameters: Object.keys(query).length ? query : undefined,
       });
       track(
-        socketHandler(event, lambdaContext('realtimeSocket')).then((result) => {
+        invoke(lambdaContext('realtimeSocket'), (c) => socketHandler(event, c)).then((result) => {
           if (result.statusCode < 200 || result.statusCode > 299) {
             refuse(socket, result);
             return;

@@ -9,11 +9,12 @@ import { bootstrap } from '../functions/control/bootstrap';
 import type { HttpEvent } from '../functions/core/http';
 import { logger } from '../functions/core/logger';
 import { FUNCTION_GROUPS, type FunctionGroupName, OPERATIONS } from '../functions/core/operations';
-import { configureAddressGuard, egressFromEnv } from '../functions/gateway/address-guard';
+import { loadSettings } from '../functions/core/settings';
+import { configureAddressGuard, egressFrom } from '../functions/gateway/address-guard';
 import { compileRoutes, matchRoute } from '../functions/middleware/route';
 import { flushAnalytics } from '../functions/store/analytics-store';
 import { ALL_TABLES } from '../functions/store/tables';
-import { installAwsLambdaShim, LocalResponseStream } from './awslambda-shim';
+import { installAwsLambdaShim, invoke, LocalResponseStream } from './awslambda-shim';
 import { lockDataDir } from './data-dir-lock';
 import { ensureTables, localTableName, startDynalite } from './dynamodb';
 import { startLocalRealtime } from './realtime';
@@ -66,28 +67,28 @@ interface InFlight {
   res: ServerResponse;
 }
 
-const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
-
-/** `GATEWAY_LOG_LEVEL`: the local server's own lines, and the handlers' Powertools level unless set. */
-function logLevel(env: NodeJS.ProcessEnv): (typeof LEVELS)[number] {
-  const level = (env.GATEWAY_LOG_LEVEL ?? 'info').toLowerCase();
-  return (LEVELS as readonly string[]).includes(level) ? (level as (typeof LEVELS)[number]) : 'info';
-}
-
 const LOOPBACK_HOST = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/i;
 
 /** Starts the local gateway: embedded DynamoDB, tables, bootstrap, every handler on one port. */
 export async function startGateway(options: GatewayOptions = {}): Promise<RunningGateway> {
-  const dataDir = resolve(options.dataDir ?? process.env.GATEWAY_DATA_DIR ?? '.data');
+  // The functions read their settings from the process environment, as on Lambda: this start fills in the
+  // local runtime's variables and loads the settings again (a bad value fails the start here, before
+  // anything runs). The AWS SDK, Powertools and child processes read the same variables.
+  const env = process.env;
+  // What this start writes into the environment is put back on close, for the next start in this process.
+  const found = { ...env };
+  const given = loadSettings(env);
+  // Before any log line: Powertools looks for the runtime's invoke store once told invocations run side by side.
+  installAwsLambdaShim();
+  const dataDir = resolve(options.dataDir ?? given.dataDir);
   // Two servers on one persistent dir would fight over the embedded DynamoDB's files.
   const unlock = options.inMemory ? () => undefined : lockDataDir(dataDir);
-  const env = process.env;
   env.GATEWAY_DATA_DIR = dataDir;
   // Tells the handlers they run locally: e.g. a JWKS may then be served over plain HTTP on loopback.
   env.GATEWAY_LOCAL = '1';
-  configureAddressGuard({ environment: egressFromEnv(env) });
   env.AWS_REGION ??= 'us-east-1';
-  const level = logLevel(env);
+  // `GATEWAY_LOG_LEVEL`: the local server's own lines, and the handlers' Powertools level unless set.
+  const level = given.logLevel;
   env.POWERTOOLS_LOG_LEVEL ||= level === 'error' ? 'ERROR' : 'WARN';
   // The handlers' logger was built when its module was first imported, maybe before this line.
   logger.setLogLevel(env.POWERTOOLS_LOG_LEVEL as Parameters<typeof logger.setLogLevel>[0]);
@@ -110,7 +111,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   });
 
   let dynamo: { endpoint: string; close(): Promise<void> } | undefined;
-  const endpoint = options.dynamodbEndpoint ?? env.DYNAMODB_ENDPOINT;
+  const endpoint = options.dynamodbEndpoint ?? given.dynamodbEndpoint;
   if (endpoint) {
     env.DYNAMODB_ENDPOINT = endpoint;
   } else {
@@ -120,13 +121,14 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     env.AWS_ACCESS_KEY_ID ??= 'local';
     env.AWS_SECRET_ACCESS_KEY ??= 'local';
   }
-  await ensureTables(env.DYNAMODB_ENDPOINT);
-  const boot = await bootstrap(options.adminKey ?? env.GATEWAY_ADMIN_KEY, undefined, {
-    recover: env.GATEWAY_RECOVER_ADMIN_KEY === '1',
+  const loaded = loadSettings(env);
+  configureAddressGuard({ environment: egressFrom(loaded) });
+  await ensureTables(loaded.dynamodbEndpoint);
+  const boot = await bootstrap(options.adminKey ?? loaded.adminKey, undefined, {
+    recover: loaded.recoverAdminKey,
   });
   await dashboard;
 
-  installAwsLambdaShim();
   const handlers = {} as Record<FunctionGroupName, Handler>;
   for (const [group, def] of Object.entries(FUNCTION_GROUPS)) {
     const mod = (await import(pathToFileURL(join(ROOT, def.entry)).href)) as { handler: Handler };
@@ -181,10 +183,10 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     void job.finally(() => inFlight.delete(job));
   });
   server.on('upgrade', (req, socket, head) => realtime.upgrade(req, socket, head));
-  const host = options.host ?? (env.HOST?.trim() || '127.0.0.1');
+  const host = options.host ?? loaded.host;
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? Number(env.PORT ?? 8787), host, () => resolveListen());
+    server.listen(options.port ?? loaded.port, host, () => resolveListen());
   });
   const port = (server.address() as AddressInfo).port;
   if (!LOOPBACK_HOST.test(host)) {
@@ -195,6 +197,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   // A wildcard bind is still reached at loopback from this machine.
   const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
 
+  const written = Object.keys(env).filter((name) => env[name] !== found[name]);
   return {
     url: `http://${urlHost}:${port}/v1`,
     port,
@@ -231,6 +234,11 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
         );
         await dynamo?.close();
         unlock();
+        for (const name of written) {
+          if (found[name] === undefined) delete env[name];
+          else env[name] = found[name];
+        }
+        loadSettings(env);
       })();
       return closing;
     },
@@ -315,7 +323,7 @@ async function serve(
     fail: () => undefined,
     succeed: () => undefined,
   } as Context;
-  await handlers[group](event, stream, context);
+  await invoke(context, (c) => handlers[group](event, stream, c));
 }
 
 /** A function URL event (payload format 2.0), as Lambda would build it from this request. */

@@ -3,6 +3,7 @@ import { badRequest, forbidden, notFound } from '../core/errors';
 import { newId } from '../core/ids';
 import { SCOPES, type Scope } from '../core/operations';
 import { DEFAULT_WORKSPACE, type Principal } from '../core/principal';
+import { settings } from '../core/settings';
 import { spendView } from '../gateway/budget';
 import {
   apiKeyHolderKey,
@@ -19,8 +20,6 @@ import { refuseUnknownFields } from './fields';
 
 const KEY_PREFIX = 'gwk_';
 const DEFAULT_WORKSPACE_SCOPES: Scope[] = ['completions.write', 'logs.view'];
-// A deleted key keeps working for at most this long in a warm container.
-const CACHE_TTL_MS = Number(process.env.GATEWAY_AUTH_CACHE_TTL_MS ?? 10_000);
 const CACHE_MAX = 10_000;
 
 export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
@@ -70,7 +69,8 @@ export class ApiKeyService {
     let entry = this.cache.get(hash);
     if (!entry || entry.expires <= now || options.fresh) {
       const record = (await this.store.getApiKeyByHash(hash)) ?? null;
-      entry = { record, expires: now + CACHE_TTL_MS };
+      // A deleted key keeps working for at most this long in a warm container.
+      entry = { record, expires: now + settings().authCacheTtlMs };
       if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
       this.cache.set(hash, entry);
     }

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { unauthorized } from '../core/errors';
 import type { Principal } from '../core/principal';
+import { settings } from '../core/settings';
 import { ApiKeyService } from './api-keys';
 import { AuditLog } from './audit-log';
 import { bootstrap } from './bootstrap';
@@ -125,7 +126,7 @@ export class Authenticator {
    * creates the organisation, the default workspace and the key record. No custom resource needed.
    */
   private async bootstrapOnFirstUse(key: string): Promise<Principal | undefined> {
-    const arn = process.env.GATEWAY_ADMIN_KEY_SECRET_ARN;
+    const { adminKeySecretArn: arn, recoverAdminKey: recover } = settings();
     if (!arn) return undefined;
     this.adminSecret ??= loadAdminKeySecret(arn).catch(() => {
       this.adminSecret = undefined;
@@ -133,7 +134,7 @@ export class Authenticator {
     });
     const secret = await this.adminSecret;
     if (!secret || !sameSecret(secret, key)) return undefined;
-    await bootstrap(key, undefined, { recover: process.env.GATEWAY_RECOVER_ADMIN_KEY === '1' });
+    await bootstrap(key, undefined, { recover });
     return this.apiKeys.authenticate(key, { fresh: true });
   }
 }

@@ -3,6 +3,7 @@ import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deploymentError, notFound } from '../core/errors';
 import type { HttpResult } from '../core/http';
+import { settings } from '../core/settings';
 import type { OperationTable } from '../gateway/dispatch';
 
 // Serves the web dashboard's static files (built by dashboard/build.ts). On Lambda they sit in a
@@ -30,7 +31,7 @@ export interface DashboardFile {
 }
 
 export function defaultDashboardDir(): string {
-  return process.env.GATEWAY_DASHBOARD_DIR ?? join(dirname(fileURLToPath(import.meta.url)), 'dashboard');
+  return settings().dashboardDir ?? join(dirname(fileURLToPath(import.meta.url)), 'dashboard');
 }
 
 /** Reads every file once per container: a few hundred KB, served from memory afterwards. */

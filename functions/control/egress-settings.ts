@@ -1,5 +1,6 @@
 import { badRequest } from '../core/errors';
 import type { Principal } from '../core/principal';
+import { settings } from '../core/settings';
 import { TtlCache } from '../core/ttl-cache';
 import { egressEnvironment } from '../gateway/address-guard';
 import { ControlStore, type EgressSettingsRecord } from '../store/control-store';
@@ -73,9 +74,7 @@ export function hostMatches(url: URL, pattern: string): boolean {
 /** The settings, admin reads and writes, and the data plane's cached check of a custom host. */
 export class EgressSettingsService {
   // Cached briefly per container, like saved configs.
-  private readonly cache = new TtlCache<EgressSettings>(
-    Number(process.env.GATEWAY_CONFIG_CACHE_TTL_MS ?? 10_000),
-  );
+  private readonly cache = new TtlCache<EgressSettings>(settings().configCacheTtlMs);
 
   constructor(private readonly store = new ControlStore()) {}
 

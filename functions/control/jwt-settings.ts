@@ -2,6 +2,7 @@ import { createPublicKey } from 'node:crypto';
 import { isIP } from 'node:net';
 import { badRequest, notFound } from '../core/errors';
 import type { Principal } from '../core/principal';
+import { settings } from '../core/settings';
 import { ControlStore, type JwtSettingsRecord } from '../store/control-store';
 import { asObject } from './api-keys';
 import { JWT_SETTINGS } from './bodies';
@@ -107,7 +108,7 @@ function validateKey(key: unknown, where: string, seen: Set<string>): PublicRsaJ
 }
 
 /** The local runtime sets GATEWAY_LOCAL=1; only there may a key set be served over plain HTTP. */
-export const isLocalRuntime = () => process.env.GATEWAY_LOCAL === '1';
+export const isLocalRuntime = () => settings().local;
 
 function isLoopback(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '');

@@ -11,6 +11,7 @@ import { type Jwk, type Jwks, type PenaltyBox, SimpleJwksCache } from 'aws-jwt-v
 import type { DecomposedJwt } from 'aws-jwt-verify/jwt';
 import { logger } from '../core/logger';
 import type { Principal } from '../core/principal';
+import { settings } from '../core/settings';
 import { type GuardedReply, guardedFetch } from '../gateway/address-guard';
 import { ControlStore, type JwtSettingsRecord, type SsoSettingsRecord } from '../store/control-store';
 import { checkJwksUrl, type KeySet, KeySetError, validateKeySet } from './jwt-settings';
@@ -48,9 +49,9 @@ export function defaultJwtVerifierOptions(): JwtVerifierOptions {
   return {
     skewSeconds: 60,
     tokenCacheMax: 10_000,
-    settingsTtlMs: Number(process.env.GATEWAY_AUTH_CACHE_TTL_MS ?? 10_000),
-    jwksMaxAgeMs: Number(process.env.GATEWAY_JWKS_CACHE_TTL_MS ?? 300_000),
-    jwksBackoffMs: Number(process.env.GATEWAY_JWKS_BACKOFF_MS ?? 10_000),
+    settingsTtlMs: settings().authCacheTtlMs,
+    jwksMaxAgeMs: settings().jwksCacheTtlMs,
+    jwksBackoffMs: settings().jwksBackoffMs,
     jwksFetchTimeoutMs: 3_000,
   };
 }

@@ -1,6 +1,7 @@
 import { badRequest, conflict, notFound } from '../core/errors';
 import { SCOPES, type Scope } from '../core/operations';
 import type { Principal } from '../core/principal';
+import { settings } from '../core/settings';
 import { type GuardedReply, guardedFetch } from '../gateway/address-guard';
 import { ControlStore, type SsoSettingsRecord } from '../store/control-store';
 import { asObject } from './api-keys';
@@ -141,7 +142,7 @@ export class DiscoveryCache {
   private readonly entries = new Map<string, { value: Promise<Discovery>; expires: number }>();
 
   constructor(
-    private readonly maxAgeMs = Number(process.env.GATEWAY_JWKS_CACHE_TTL_MS ?? 300_000),
+    private readonly maxAgeMs = settings().jwksCacheTtlMs,
     private readonly timeoutMs = 3_000,
   ) {}
 

@@ -1,8 +1,6 @@
 import { badRequest, bodyTooLarge, type ErrorCode } from './errors';
 import type { HttpEvent } from './http';
-
-// Below the 6 MB function URL payload limit, so that an oversized body still reaches us and is logged.
-export const MAX_BODY_BYTES = Number(process.env.GATEWAY_MAX_BODY_BYTES ?? 5_000_000);
+import { settings } from './settings';
 
 /** Deeper JSON is refused before it is parsed: every later walk over it (copies, guardrails) may recurse. */
 export const MAX_JSON_DEPTH = 64;
@@ -16,11 +14,13 @@ export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
 /** The raw body text, refusing bodies over the limit (by declared length or by what arrived). */
 export function bodyText(event: HttpEvent): string {
+  // Below the 6 MB function URL payload limit, so that an oversized body still reaches us and is logged.
+  const { maxBodyBytes } = settings();
   const declared = Number(event.headers?.['content-length'] ?? 0);
-  if (declared > MAX_BODY_BYTES) throw bodyTooLarge(MAX_BODY_BYTES);
+  if (declared > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
   const body = event.body ?? '';
   const text = event.isBase64Encoded ? Buffer.from(body, 'base64').toString('utf8') : body;
-  if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw bodyTooLarge(MAX_BODY_BYTES);
+  if (Buffer.byteLength(text) > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
   return text;
 }
 

@@ -4,6 +4,7 @@ import https from 'node:https';
 import { isIP } from 'node:net';
 import { badRequest, type GatewayError } from '../core/errors';
 import { logger } from '../core/logger';
+import { type Settings, settings } from '../core/settings';
 import { ipv4Range, ipv6Range, parseIp } from './ip-ranges';
 
 // Every outbound connection the gateway makes for a request or a setting (provider calls, custom hosts,
@@ -33,18 +34,17 @@ const systemResolver: Resolver = (hostname, callback) => {
 };
 
 /**
- * Reads the environment once per container; `GATEWAY_ALLOW_PRIVATE_HOSTS` is set by CDK context on AWS.
- * The local runtime (`GATEWAY_LOCAL=1`) keeps its local rules wherever it runs.
+ * The rules the settings give: `GATEWAY_ALLOW_PRIVATE_HOSTS` is set by CDK context on AWS, where private
+ * hosts are refused unless it is `true`; elsewhere they are allowed unless it is `false`. The local runtime
+ * (`GATEWAY_LOCAL=1`) keeps its local rules wherever it runs.
  */
-export function egressFromEnv(env: NodeJS.ProcessEnv = process.env): EgressEnvironment {
-  const onAws =
-    env.GATEWAY_LOCAL !== '1' &&
-    !!(env.AWS_LAMBDA_FUNCTION_NAME || env.ECS_CONTAINER_METADATA_URI_V4 || env.AWS_EXECUTION_ENV);
-  const flag = env.GATEWAY_ALLOW_PRIVATE_HOSTS?.trim().toLowerCase();
-  return { onAws, allowPrivate: onAws ? flag === 'true' : flag !== 'false' };
+export function egressFrom(
+  { onAws, allowPrivateHosts }: Pick<Settings, 'onAws' | 'allowPrivateHosts'> = settings(),
+): EgressEnvironment {
+  return { onAws, allowPrivate: onAws ? allowPrivateHosts === true : allowPrivateHosts !== false };
 }
 
-let environment = egressFromEnv();
+let environment = egressFrom();
 let resolver: Resolver = systemResolver;
 
 /** Replaces the environment or the DNS resolver: the local server and tests (a resolver stub, no network). */

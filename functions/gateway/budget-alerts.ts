@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { logger } from '../core/logger';
+import { type Settings, settings } from '../core/settings';
 import { type SecretStore, secretStore } from '../store/secret-store';
 import { readAll, sendUpstream } from './upstream';
 
@@ -47,13 +48,12 @@ function snsClient() {
 export async function notifyBudgetAlert(
   alert: BudgetAlertMessage,
   webhook: BudgetAlertWebhook | undefined,
-  env: NodeJS.ProcessEnv = process.env,
+  { alertTopicArn: topic }: Pick<Settings, 'alertTopicArn'> = settings(),
   secrets: SecretStore = secretStore(),
 ): Promise<void> {
   logger.warn('budget alert', { event: 'budget_alert', ...alert });
   const body = JSON.stringify({ type: 'budget_alert', ...alert });
   const tasks: Array<Promise<unknown>> = [];
-  const topic = env.GATEWAY_ALERT_TOPIC_ARN;
   if (topic) {
     tasks.push(
       snsClient().then(({ module, client }) =>

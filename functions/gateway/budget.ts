@@ -1,5 +1,6 @@
 import { budgetExceeded } from '../core/errors';
 import { logger } from '../core/logger';
+import { settings } from '../core/settings';
 import { type BudgetHold, CounterStore, type VirtualKeyState } from '../store/counter-store';
 import { type BudgetAlertWebhook, notifyBudgetAlert } from './budget-alerts';
 
@@ -83,7 +84,7 @@ export function budgetStatus(
 const round = (usd: number) => Math.round(usd * 1e12) / 1e12;
 
 /** How long a reservation holds budget: a container that dies mid-call frees it after this. */
-const reservationSeconds = () => Number(process.env.GATEWAY_RESERVATION_TTL_SECONDS ?? 960);
+const reservationSeconds = () => settings().reservationTtlSeconds;
 
 const counters = new CounterStore();
 

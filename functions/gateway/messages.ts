@@ -1,5 +1,5 @@
-import { badRequest, type GatewayError, streamFailed, streamTruncated } from '../core/errors';
-import type { HttpBody, HttpEvent, HttpResult, ModelCallState } from '../core/http';
+import { badRequest } from '../core/errors';
+import type { HttpEvent, HttpResult, ModelCallState } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
 import { bodyText, jsonBody, tryJson } from '../core/request-body';
 import { SseParser } from '../core/sse';
@@ -15,14 +15,14 @@ import {
 import { isObject, type Json } from '../providers/shared/openai-shapes';
 import { type CallSuccess, exchange } from './call-upstream';
 import { type NativeRoute, runChatCompletion } from './chat-completions';
-import { reframeChatStream } from './chat-reframe';
 import { ChatStreamAccumulator } from './chat-stream-accumulator';
+import { type ChatStreamWriter, chatResult } from './chat-streams';
 import { routeModelCall } from './model-call';
 import { readUsage } from './pricing';
-import { RequestGuard, type StreamWatch, type TextSlot } from './request-guard';
-import { recordStreamFailure, recordUsage } from './settle';
+import { RequestGuard, type TextSlot } from './request-guard';
+import { recordUsage } from './settle';
+import { closedEvent, type Streamed, type StreamFormat, streamReply, streamSignal } from './stream-relay';
 import type { ResolvedTarget } from './target';
-import { ClientGoneError, type UpstreamResponse } from './upstream';
 
 // Anthropic's Messages API (`POST /v1/messages`), as Claude Code and the Anthropic SDKs call it. To
 // Anthropic it goes natively: the body, every `anthropic-*` header and the SSE stream pass through.
@@ -53,14 +53,16 @@ function anthropicHeaders(headers: Record<string, string>): Record<string, strin
 const query = (event: HttpEvent) => (event.rawQueryString ? `?${event.rawQueryString}` : '');
 
 /** The native Anthropic call of `path` (`/messages` or `/messages/count_tokens`). */
-function nativeCall(
+async function nativeCall(
   state: ModelCallState,
   target: ResolvedTarget,
   path: string,
   body: Json,
   stream: boolean,
-): Promise<CallSuccess> {
-  return exchange(state, target, {
+): Promise<Streamed> {
+  // Once a stream has started, the relay decides when to stop reading it (see stream-relay.ts).
+  const upstream = stream ? streamSignal(state.clientSignal) : undefined;
+  const success = await exchange(state, target, {
     method: 'POST',
     url: target.baseUrl + path,
     contentType: 'application/json',
@@ -69,7 +71,9 @@ function nativeCall(
     providerHeaders: { ...target.provider.headers(target), ...anthropicHeaders(state.headers) },
     keepOpen: (contentType) => stream && contentType.includes('text/event-stream'),
     translateError: target.provider.chat?.error,
-  });
+    signal: upstream?.signal,
+  }).finally(() => upstream?.detach());
+  return { ...success, cut: upstream?.abort };
 }
 
 /** POST /v1/messages */
@@ -88,6 +92,7 @@ export async function messages(event: HttpEvent, state: ModelCallState): Promise
   let guard: Promise<RequestGuard | undefined> | undefined;
 
   const native: NativeRoute = {
+    streamWriter: () => anthropicWriter(model, estimateInputTokens(body)),
     serves(target) {
       if (target.provider.name === NATIVE_PROVIDER) return true;
       if (unsupported) {
@@ -116,33 +121,21 @@ export async function messages(event: HttpEvent, state: ModelCallState): Promise
       servedNatively = true;
       const checks = await guard;
       if (success.replyText !== undefined) return nativeReply(log, target, success, checks);
-      return {
-        statusCode: 200,
-        headers: {
-          'content-type': 'text/event-stream; charset=utf-8',
-          'cache-control': 'no-cache',
-          ...success.headers,
-        },
-        body: relayAnthropic(
-          success.upstream,
-          target,
-          log,
-          success.sentAt,
-          checks?.checksOutput ? checks.watchStream() : undefined,
-        ),
-      };
+      return streamReply(anthropicFormat(log), {
+        state,
+        target,
+        success,
+        inputTokens: estimateInputTokens(body),
+        guard: checks,
+      });
     },
   };
 
   const result = await runChatCompletion(chat, state, {}, native);
   if (servedNatively) return result;
-  return {
-    ...result,
-    body:
-      typeof result.body === 'string'
-        ? JSON.stringify(toAnthropicMessage(tryJson(result.body), model))
-        : anthropicStreamOf(result.body, model, estimateInputTokens(body)),
-  };
+  // A stream is written in Anthropic's events already (`streamWriter`).
+  if (typeof result.body !== 'string') return result;
+  return { ...result, body: JSON.stringify(toAnthropicMessage(tryJson(result.body), model)) };
 }
 
 const slot = (holder: Json, key: string): TextSlot => ({
@@ -200,21 +193,13 @@ async function nativeReply(
 }
 
 /**
- * Anthropic's stream, relayed event by event as it arrives. Anthropic's chat translator reads it on the
- * side for the log (message, usage, cost); a cut or failed stream ends with an Anthropic `error` event.
+ * Anthropic's stream format of the relay: each event is passed on as it came; Anthropic's chat
+ * translator reads it on the side for the log (message, usage, cost) and the guardrails.
  */
-async function* relayAnthropic(
-  upstream: UpstreamResponse,
-  target: ResolvedTarget,
-  log: UsageLogDraft,
-  sentAt: number,
-  watch: StreamWatch | undefined,
-): AsyncGenerator<string> {
+function anthropicFormat(log: UsageLogDraft): StreamFormat {
   const parser = new SseParser();
   const reader = new AnthropicStream(log.model ?? '');
   const acc = new ChatStreamAccumulator();
-  let failure: GatewayError | undefined;
-
   const relay = (events: ReturnType<SseParser['push']>): string => {
     let out = '';
     for (const ev of events) {
@@ -224,44 +209,29 @@ async function* relayAnthropic(
     }
     return out;
   };
-  const send = async function* (out: string, final: boolean): AsyncGenerator<string, boolean> {
-    const denied = await watch?.check(acc.text(), final);
-    if (denied) {
-      failure = denied;
-      yield anthropicErrorEvent(denied.status, denied.message);
-      return false;
-    }
-    if (out) {
-      yield out;
-      log.firstChunkMs ??= performance.now() - sentAt;
-    }
-    return true;
+  return {
+    push: (bytes) => relay(parser.push(bytes)),
+    flush() {
+      const rest = parser.flush();
+      if (!rest) return '';
+      return closedEvent(relay([rest]));
+    },
+    end: () => '',
+    get complete() {
+      return reader.complete;
+    },
+    // Anthropic's own `error` event has been passed on as it came.
+    get failure() {
+      return reader.failure;
+    },
+    settled: () => reader.complete || !!reader.failure,
+    checkedText: () => acc.checkedText(),
+    errorEvent: (error) => anthropicErrorEvent(error.status, error.message),
+    result() {
+      for (const c of reader.end()) acc.add(c);
+      return chatResult(acc);
+    },
   };
-
-  try {
-    for await (const bytes of upstream.body) {
-      if (!(yield* send(relay(parser.push(bytes)), reader.complete))) return;
-      if (reader.failure) break;
-    }
-    const rest = parser.flush();
-    if (rest && !reader.failure && !(yield* send(relay([rest]), true))) return;
-    if (reader.failure) failure = reader.failure;
-    else if (!reader.complete) {
-      failure = streamTruncated();
-      yield anthropicErrorEvent(failure.status, failure.message);
-    }
-  } catch (error) {
-    if (!(error instanceof ClientGoneError)) {
-      failure = streamFailed(error);
-      yield anthropicErrorEvent(failure.status, failure.message);
-    }
-  } finally {
-    for (const c of reader.end()) acc.add(c);
-    log.upstreamLatencyMs = performance.now() - sentAt;
-    log.response = acc.result();
-    recordUsage(log, target, readUsage(acc.usage), (log.response as { model?: unknown }).model);
-    recordStreamFailure(log, failure);
-  }
 }
 
 /** Statuses of the OpenAI error types the chat pipeline's stream `error` events carry, for Anthropic's types. */
@@ -275,19 +245,14 @@ const STREAM_ERROR_STATUS: Record<string, number> = {
   overloaded_error: 529,
 };
 
-/** The chat pipeline's stream as Anthropic's events. */
-export function anthropicStreamOf(chat: HttpBody, model: string, inputTokens = 0): AsyncGenerator<string> {
+/** The chat stream as Anthropic's events. */
+export function anthropicWriter(model: string, inputTokens = 0): ChatStreamWriter {
   const writer = new AnthropicEventWriter(model, inputTokens);
-  return reframeChatStream(chat, {
+  return {
     chunk: (c) => writer.chunk(c),
     end: () => writer.finish(),
-    error: (e) =>
-      anthropicErrorEvent(
-        (typeof e?.type === 'string' && STREAM_ERROR_STATUS[e.type]) || 500,
-        typeof e?.message === 'string' ? e.message : 'The stream failed.',
-      ),
-    truncated: () => anthropicErrorEvent(502, 'The stream ended before it was complete.'),
-  });
+    error: (e) => anthropicErrorEvent(STREAM_ERROR_STATUS[e.type] || 500, e.message),
+  };
 }
 
 /** POST /v1/messages/count_tokens: Anthropic counts natively; elsewhere a documented estimate. */

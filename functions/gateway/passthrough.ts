@@ -8,7 +8,8 @@ import {
   operationsOf,
 } from '../core/operations';
 import type { Principal } from '../core/principal';
-import { bodyText, checkFieldLengths, jsonBody, MAX_BODY_BYTES } from '../core/request-body';
+import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
+import { settings } from '../core/settings';
 import { OnceStore } from '../store/once-store';
 import { translationFields, translationReply, withFields } from './audio-translation';
 import { type CallSuccess, exchange } from './call-upstream';
@@ -250,10 +251,11 @@ export function upstreamPath(template: string, params: Record<string, string>): 
 
 /** The raw body as a Buffer, decoded from base64 once (function URLs deliver binary bodies that way). */
 function rawBody(event: HttpEvent): Buffer {
+  const { maxBodyBytes } = settings();
   const declared = Number(event.headers?.['content-length'] ?? 0);
-  if (declared > MAX_BODY_BYTES) throw bodyTooLarge(MAX_BODY_BYTES);
+  if (declared > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
   const raw = Buffer.from(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8');
-  if (raw.length > MAX_BODY_BYTES) throw bodyTooLarge(MAX_BODY_BYTES);
+  if (raw.length > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
   return raw;
 }
 

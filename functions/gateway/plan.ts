@@ -1,5 +1,5 @@
 import type { GatewayConfig } from '../core/gateway-config';
-import { DEFAULT_TIMEOUT_MS } from './upstream';
+import { settings } from '../core/settings';
 
 // A config resolved into a tree: groups pick among their targets (fallback or loadbalance), leaves are
 // upstream targets with every inherited field filled in. The router walks it; nothing here does I/O.
@@ -151,7 +151,7 @@ export function buildPlan(config: GatewayConfig | undefined, overrides: RouteOve
     route: {},
     providerOptions: {},
     overrideParams: {},
-    timeoutMs: DEFAULT_TIMEOUT_MS,
+    timeoutMs: settings().upstreamTimeoutMs,
     retry: { attempts: 0, onStatusCodes: DEFAULT_RETRY_STATUSES },
   };
   const rootInherited = inherit(base, root, 'config');

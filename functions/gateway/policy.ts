@@ -4,6 +4,7 @@ import type { GatewayConfig } from '../core/gateway-config';
 import type { CallerState, RequestState } from '../core/http';
 import type { ModelPrice } from '../core/prices';
 import type { Principal } from '../core/principal';
+import { settings } from '../core/settings';
 import { TtlCache } from '../core/ttl-cache';
 import { guardrailResolver } from '../guardrails/resolve';
 import { PROVIDER_NAMES } from '../providers';
@@ -289,7 +290,7 @@ const EMPTY_GUARDRAILS = { input_guardrails: [], output_guardrails: [] };
  */
 export class PolicyResolver {
   private readonly cache = new TtlCache<WorkspaceRecord | ApiKeyRecord | undefined>(
-    Number(process.env.GATEWAY_POLICY_CACHE_TTL_MS ?? 10_000),
+    settings().policyCacheTtlMs,
   );
   private readonly perRequest = new WeakMap<RequestState, Promise<RequestPolicy>>();
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Usage } from '../core/log-entry';
 import { logger } from '../core/logger';
 import type { ModelPrice } from '../core/prices';
+import { type Settings, settings } from '../core/settings';
 import { guardedFetch } from './address-guard';
 import { DEFAULT_MAX_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS, PRICES } from './pricing-data';
 
@@ -92,8 +93,13 @@ export function clearPricingOverrides(): void {
  * Loads `GATEWAY_PRICING_FILE` (a path) and `GATEWAY_PRICING_URL` (fetched once, with a timeout) at
  * container start. A failure is logged and the built-in prices stay: a price list never blocks requests.
  */
-export async function loadPricingOverrides(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const file = env.GATEWAY_PRICING_FILE;
+export async function loadPricingOverrides(
+  {
+    pricingFile: file,
+    pricingUrl: url,
+    pricingTimeoutMs: timeout,
+  }: Pick<Settings, 'pricingFile' | 'pricingUrl' | 'pricingTimeoutMs'> = settings(),
+): Promise<void> {
   if (file) {
     try {
       const n = applyPricingFile(JSON.parse(readFileSync(file, 'utf8')));
@@ -102,10 +108,8 @@ export async function loadPricingOverrides(env: NodeJS.ProcessEnv = process.env)
       logger.warn('pricing file not loaded; built-in prices apply', { file, error: String(error) });
     }
   }
-  const url = env.GATEWAY_PRICING_URL;
   if (url) {
     try {
-      const timeout = Number(env.GATEWAY_PRICING_TIMEOUT_MS ?? 3000);
       // Through the address guard like every outbound call; a price list is never larger than this.
       const res = await guardedFetch(url, { timeoutMs: timeout, maxBytes: 32 * 1024 * 1024 });
       if (res.status < 200 || res.status > 299) throw new Error(`status ${res.status}`);
@@ -119,9 +123,7 @@ export async function loadPricingOverrides(env: NodeJS.ProcessEnv = process.env)
 
 /** Settles once the deployment's price overrides are loaded (at once when there are none). */
 export const pricingReady: Promise<void> =
-  process.env.GATEWAY_PRICING_FILE || process.env.GATEWAY_PRICING_URL
-    ? loadPricingOverrides()
-    : Promise.resolve();
+  settings().pricingFile || settings().pricingUrl ? loadPricingOverrides() : Promise.resolve();
 
 function lookup(models: Record<string, ModelPrice> | undefined, model: string): ModelPrice | undefined {
   if (!models) return undefined;

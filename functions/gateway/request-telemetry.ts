@@ -2,6 +2,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { LogEntry } from '../core/log-entry';
 import { logger } from '../core/logger';
+import { settings } from '../core/settings';
 import { priceOf } from './pricing';
 import { PRICES } from './pricing-data';
 
@@ -151,7 +152,7 @@ export const telemetry = new RequestTelemetry(
   () =>
     new Metrics({
       namespace: METRICS_NAMESPACE,
-      serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'gateway',
+      serviceName: settings().serviceName,
     }),
   logger,
 );

@@ -1,5 +1,5 @@
 import { notFound } from '../core/errors';
-import type { HttpBody, HttpResult, ModelCallState } from '../core/http';
+import type { HttpResult, ModelCallState } from '../core/http';
 import { logger } from '../core/logger';
 import {
   chatToResponse,
@@ -11,12 +11,13 @@ import {
 import type { ChatContext, ChatTranslation, Json } from '../providers/types';
 import { responseStore } from '../store/response-store';
 import { type CallSuccess, exchange } from './call-upstream';
-import { buildCall, translateStream } from './chat-completions';
-import { reframeChatStream } from './chat-reframe';
+import { buildCall } from './chat-completions';
+import { type ChatStreamWriter, translatedChat } from './chat-streams';
 import type { OperationHandler } from './dispatch';
 import { readUsage } from './pricing';
 import { type RequestGuard, responsesOutputSlots } from './request-guard';
 import { recordUsage } from './settle';
+import { type RelayChunk, type Streamed, streamReply, streamSignal } from './stream-relay';
 import type { ResolvedTarget } from './target';
 
 // The Responses API on providers that have none (Anthropic, Bedrock, Gemini): the request goes out in
@@ -93,7 +94,7 @@ export function storedResponseOperations(
   return { 'responses.get': serve('responses.get'), 'responses.delete': serve('responses.delete') };
 }
 
-export interface ChatServed extends CallSuccess {
+export interface ChatServed extends Streamed {
   translation: ChatTranslation;
   context: ChatContext;
 }
@@ -118,6 +119,8 @@ export async function responsesChatAttempt(
   state.log.model = upstreamModel;
   const context: ChatContext = { model: upstreamModel, stream, baseUrl: target.baseUrl, target };
   const call = await buildCall(target, translation, upstreamBody, context);
+  // Once a stream has started, the relay decides when to stop reading it (see stream-relay.ts).
+  const upstream = stream ? streamSignal(state.clientSignal) : undefined;
   const success = await exchange(state, target, {
     method: 'POST',
     url: call.url,
@@ -127,8 +130,9 @@ export async function responsesChatAttempt(
     providerHeaders: call.headers,
     keepOpen: (contentType) => stream && contentType.includes(translation.streamContentType),
     translateError: translation.error,
-  });
-  return { ...success, translation, context };
+    signal: upstream?.signal,
+  }).finally(() => upstream?.detach());
+  return { ...success, translation, context, cut: upstream?.abort };
 }
 
 /** The reply of a chat-served attempt, as a Response or the Responses stream. */
@@ -157,26 +161,18 @@ export async function responsesChatReply(
     };
   }
   const writer = new ResponsesEventWriter(body);
-  const chat = translateStream(
-    success.upstream,
-    target,
-    success.translation,
-    success.context,
-    log,
-    success.sentAt,
-    false,
-    inputTokens,
-    guard?.checksOutput ? guard.watchStream() : undefined,
+  const reply = streamReply(
+    translatedChat({
+      target,
+      log,
+      dropUsageChunk: false,
+      translation: success.translation,
+      context: success.context,
+      writer: responsesWriter(writer),
+    }),
+    { state, target, success, inputTokens, guard },
   );
-  return {
-    statusCode: 200,
-    headers: {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      ...success.headers,
-    },
-    body: storing(state, body, writer, responsesEventsOf(chat, writer)),
-  };
+  return { ...reply, body: storing(state, body, writer, reply.body) };
 }
 
 /** The stream, with the Response stored (when whole) before the batch holding its last event goes out. */
@@ -184,8 +180,8 @@ async function* storing(
   state: ModelCallState,
   request: Json,
   writer: ResponsesEventWriter,
-  events: AsyncGenerator<string>,
-): AsyncGenerator<string> {
+  events: AsyncGenerator<RelayChunk>,
+): AsyncGenerator<RelayChunk> {
   let stored = false;
   for await (const piece of events) {
     if (writer.final && !stored) {
@@ -196,16 +192,11 @@ async function* storing(
   }
 }
 
-/** The chat pipeline's stream as the Responses events, written by `writer`. */
-export function responsesEventsOf(chat: HttpBody, writer: ResponsesEventWriter): AsyncGenerator<string> {
-  return reframeChatStream(chat, {
+/** The chat stream as the Responses events, written by `writer`. */
+export function responsesWriter(writer: ResponsesEventWriter): ChatStreamWriter {
+  return {
     chunk: (c) => writer.chunk(c),
     end: () => writer.end(),
-    error: (e) =>
-      writer.error(
-        typeof e?.code === 'string' ? e.code : null,
-        typeof e?.message === 'string' ? e.message : 'The stream failed.',
-      ),
-    truncated: () => writer.error('stream_truncated', 'The stream ended before it was complete.'),
-  });
+    error: (e) => writer.error(e.code, e.message),
+  };
 }

@@ -1,22 +1,15 @@
-import {
-  badRequest,
-  type GatewayError,
-  providerError,
-  streamedProviderError,
-  streamFailed,
-  streamTruncated,
-} from '../core/errors';
+import { badRequest, type GatewayError, providerError, streamedProviderError } from '../core/errors';
 import type { HttpEvent, HttpResult, ModelCallState } from '../core/http';
 import type { Usage, UsageLogDraft } from '../core/log-entry';
 import { bodyText, checkFieldLengths, jsonBody, tryJson } from '../core/request-body';
 import { credentialMasker } from '../core/secret-mask';
 import { SseParser } from '../core/sse';
-import { type CallSuccess, exchange } from './call-upstream';
+import { exchange } from './call-upstream';
 import type { OperationTable } from './dispatch';
 import { routeModelCall } from './model-call';
 import { passthroughOperations } from './passthrough';
-import { costOf, readUsage, tokenBound } from './pricing';
-import { RequestGuard, responsesInputSlots, responsesOutputSlots, type StreamWatch } from './request-guard';
+import { costOf, readUsage } from './pricing';
+import { RequestGuard, responsesInputSlots, responsesOutputSlots } from './request-guard';
 import { inputBound } from './reserve';
 import {
   isReplayed,
@@ -26,9 +19,9 @@ import {
   servedThroughChat,
   storedResponseOperations,
 } from './responses-chat';
-import { recordStreamFailure, recordUsage } from './settle';
+import { recordUsage } from './settle';
+import { closedEvent, type Streamed, type StreamFormat, streamReply, streamSignal } from './stream-relay';
 import type { ResolvedTarget } from './target';
-import { ClientGoneError, type UpstreamResponse } from './upstream';
 
 // POST /v1/responses: the OpenAI Responses API, routed like chat. Non-streamed replies are relayed whole;
 // streamed ones pass every event through in order as it arrives, and the log keeps the final response
@@ -241,21 +234,25 @@ export async function responsesCreate(event: HttpEvent, state: ModelCallState): 
   const guard = await RequestGuard.forRequest(state, body.model as string);
   await guard?.checkInput(responsesInputSlots(body));
 
-  const attempt = (target: ResolvedTarget, model: string | undefined): Promise<CallSuccess> => {
+  const attempt = async (target: ResolvedTarget, model: string | undefined): Promise<Streamed> => {
     // Providers without a Responses API of their own are served through their chat translation.
     if (target.provider.chat) return responsesChatAttempt(state, body, target, model, stream);
     const upstreamBody: Json = { ...body, model, ...target.overrideParams };
     // The provider never made the response the gateway replayed: the whole conversation goes instead.
     if (isReplayed(body)) delete upstreamBody.previous_response_id;
     if (typeof upstreamBody.model === 'string') log.model = upstreamBody.model;
-    return exchange(state, target, {
+    // Once a stream has started, the relay decides when to stop reading it (see stream-relay.ts).
+    const upstream = stream ? streamSignal(state.clientSignal) : undefined;
+    const success = await exchange(state, target, {
       method: 'POST',
       path: '/responses',
       contentType: 'application/json',
       accept: stream ? 'text/event-stream' : 'application/json',
       body: JSON.stringify(upstreamBody),
       keepOpen: (contentType) => stream && contentType.includes('text/event-stream'),
-    });
+      signal: upstream?.signal,
+    }).finally(() => upstream?.detach());
+    return { ...success, cut: upstream?.abort };
   };
   const inputTokens = inputBound(body);
   const limit = body.max_output_tokens;
@@ -285,33 +282,15 @@ export async function responsesCreate(event: HttpEvent, state: ModelCallState): 
       body: redacted ? JSON.stringify(reply) : success.replyText,
     };
   }
-  return {
-    statusCode: 200,
-    headers: {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      ...success.headers,
-    },
-    body: relayResponseEvents(
-      success.upstream,
-      target,
-      log,
-      success.sentAt,
-      inputTokens,
-      guard?.checksOutput ? guard.watchStream() : undefined,
-    ),
-  };
+  return streamReply(responsesFormat(target, log), { state, target, success, inputTokens, guard });
 }
 
-/** Relays each complete event as it arrives; ends a cut or failed stream with an SSE error event. */
-async function* relayResponseEvents(
-  upstream: UpstreamResponse,
-  target: ResolvedTarget,
-  log: UsageLogDraft,
-  sentAt: number,
-  inputTokens: number,
-  watch?: StreamWatch,
-): AsyncGenerator<string> {
+/**
+ * The Responses stream format of the relay: each event is passed on as it came (masked when it may echo
+ * the provider's credential); the output text and tool-call arguments are read for the guardrails, and
+ * the final response and its usage from the terminal event.
+ */
+function responsesFormat(target: ResolvedTarget, log: UsageLogDraft): StreamFormat {
   const parser = new SseParser();
   let final: Json | undefined;
   let text = '';
@@ -370,50 +349,31 @@ async function* relayResponseEvents(
     return out;
   };
 
-  try {
-    for await (const bytes of upstream.body) {
-      const out = read(parser.push(bytes));
-      // Checked before it is sent; the last check runs before the terminal event goes out.
-      const denied = await watch?.check(text, ended);
-      if (denied) {
-        failure = denied;
-        yield responsesErrorEvent(denied, sequence + 1);
-        return;
-      }
-      if (out) yield out;
-      if (failure) break;
-    }
-    const rest = failure ? undefined : parser.flush();
-    if (rest) {
-      const out = read([rest]);
-      yield out.endsWith('\n\n') ? out : `${out}\n\n`;
-    }
-    if (!ended) {
-      failure = streamTruncated();
-      yield responsesErrorEvent(failure, sequence + 1);
-    }
-  } catch (error) {
-    if (!(error instanceof ClientGoneError)) {
-      failure = streamFailed(error);
-      yield responsesErrorEvent(failure, sequence + 1);
-    }
-  } finally {
-    log.upstreamLatencyMs = performance.now() - sentAt;
-    log.response = final ?? null;
-    let usage = responsesUsage(final?.usage);
-    if (!usage && !ended) {
-      // Left unfinished before the provider's usage: charged for what it consumed, as an estimate.
-      const completion = tokenBound(text);
-      usage = {
-        prompt_tokens: inputTokens,
-        completion_tokens: completion,
-        total_tokens: inputTokens + completion,
-        estimated: true,
-      };
-    }
-    recordUsage(log, target, usage, final?.model);
-    recordStreamFailure(log, failure);
-  }
+  return {
+    push: (bytes) => read(parser.push(bytes)),
+    flush() {
+      const rest = parser.flush();
+      if (!rest) return '';
+      return closedEvent(read([rest]));
+    },
+    end: () => '',
+    // An error ends the stream too: nothing is owed after it.
+    get complete() {
+      return ended;
+    },
+    get failure() {
+      return failure;
+    },
+    settled: () => ended,
+    checkedText: () => text,
+    errorEvent: (error) => responsesErrorEvent(error, sequence + 1),
+    result: () => ({
+      response: final ?? null,
+      usage: responsesUsage(final?.usage),
+      model: final?.model,
+      generated: text,
+    }),
+  };
 }
 
 /** The operations of the `responses` function group. */

@@ -1,5 +1,6 @@
 import { badRequest, type ErrorCode, GatewayError, hasCode } from '../core/errors';
 import type { AttemptRecord } from '../core/log-entry';
+import { settings } from '../core/settings';
 import type { PlanNode, PlanTarget } from './plan';
 
 /** What `prepare` made of a target: the router only needs to know whom it names. */
@@ -47,8 +48,7 @@ export function retryAfterMs(headers: Record<string, string>): number | undefine
 
 /** Exponential backoff with jitter: half the delay fixed, half random, so retries never bunch up. */
 export function backoffMs(retry: number, error: GatewayError): number {
-  const base = Number(process.env.GATEWAY_RETRY_BASE_MS ?? 200);
-  const cap = Number(process.env.GATEWAY_RETRY_MAX_DELAY_MS ?? 10_000);
+  const { retryBaseMs: base, retryMaxDelayMs: cap } = settings();
   const after = retryAfterMs(error.headers);
   if (after !== undefined) return Math.min(after, cap);
   const delay = Math.min(cap, base * 2 ** retry);

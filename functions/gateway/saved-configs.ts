@@ -1,4 +1,5 @@
 import type { GatewayConfig } from '../core/gateway-config';
+import { settings } from '../core/settings';
 import { TtlCache } from '../core/ttl-cache';
 import { prepareChecks } from '../guardrails/engine';
 import { ControlStore } from '../store/control-store';
@@ -17,10 +18,7 @@ export function isSavedByAdmin(config: GatewayConfig): boolean {
  * (`GATEWAY_CONFIG_CACHE_TTL_MS`, 10 s) and dropped at once in the container that changes them.
  */
 export class SavedConfigs {
-  private readonly cache = new TtlCache<GatewayConfig | undefined>(
-    Number(process.env.GATEWAY_CONFIG_CACHE_TTL_MS ?? 10_000),
-    1_000,
-  );
+  private readonly cache = new TtlCache<GatewayConfig | undefined>(settings().configCacheTtlMs, 1_000);
 
   constructor(private readonly store = new ControlStore()) {}
 

@@ -3,8 +3,6 @@ import https from 'node:https';
 import { GatewayError, invalidHost, upstreamTimeout, upstreamUnreachable } from '../core/errors';
 import { checkOutboundUrl, guardedAgents, hostNotAllowed, RefusedAddressError } from './address-guard';
 
-export const DEFAULT_TIMEOUT_MS = Number(process.env.GATEWAY_UPSTREAM_TIMEOUT_MS ?? 600_000);
-
 export interface UpstreamRequest {
   url: URL;
   method: string;

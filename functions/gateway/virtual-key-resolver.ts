@@ -1,4 +1,5 @@
 import { badRequest, rateLimited, virtualKeyUnavailable } from '../core/errors';
+import { settings } from '../core/settings';
 import { ControlStore, type VirtualKeyRecord } from '../store/control-store';
 import { CounterStore, type VirtualKeyState } from '../store/counter-store';
 import { type SecretStore, secretStore } from '../store/secret-store';
@@ -37,7 +38,7 @@ export class VirtualKeyResolver {
   ) {}
 
   private ttl(): number {
-    return Number(process.env.GATEWAY_VIRTUAL_KEY_CACHE_TTL_MS ?? 10_000);
+    return settings().virtualKeyCacheTtlMs;
   }
 
   /** Drops a cached description; the control plane calls it when it changes or deletes a key. */

@@ -1,4 +1,5 @@
 import { badRequest } from '../core/errors';
+import { settings } from '../core/settings';
 import { GuardrailStore } from '../store/guardrail-store';
 import { type CompiledCheck, compileChecks, prepareChecks } from './engine';
 
@@ -11,7 +12,6 @@ export interface RequestGuardrails {
 export const NO_GUARDRAILS: RequestGuardrails = { input: [], output: [] };
 
 export const GUARDRAIL_ID = /^gr_[0-9a-z]{26}$/;
-const CACHE_TTL_MS = Number(process.env.GATEWAY_CONFIG_CACHE_TTL_MS ?? 10_000);
 const CACHE_MAX = 1_000;
 
 interface Cached<T> {
@@ -120,7 +120,7 @@ export class GuardrailResolver {
     if (hit && hit.expires > Date.now()) return hit.value;
     const record = GUARDRAIL_ID.test(id) ? await this.store.get(organisationId, workspace, id) : undefined;
     const checks = record ? (JSON.parse(record.checks_json) as unknown[]) : undefined;
-    return remember(this.saved, key, checks, CACHE_TTL_MS);
+    return remember(this.saved, key, checks, settings().configCacheTtlMs);
   }
 }
 

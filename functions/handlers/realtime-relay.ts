@@ -1,5 +1,7 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { logInvocation } from '../core/logger';
+import { settings } from '../core/settings';
 import { BudgetLedger } from '../gateway/budget';
 import { relaySession } from '../gateway/realtime/relay';
 import type { RelayJob } from '../gateway/realtime/session';
@@ -20,20 +22,19 @@ const deps = {
   openUpstream: openUpstreamSocket,
 };
 
-// 14.5 minutes by default; the session also ends 20 s before the invocation would, whatever is configured.
-const SESSION_LIMIT_MS = Number(process.env.GATEWAY_REALTIME_SESSION_LIMIT_MS ?? 870_000);
-const LOG_INTERVAL_MS = Number(process.env.GATEWAY_REALTIME_LOG_INTERVAL_MS ?? 15_000);
-
 /** Invoked asynchronously by `$connect`; runs for the whole session. */
 export const handler = middy<RelayJob, void>({ timeoutEarlyInMillis: 0 }).handler(
-  (job: RelayJob, context: Context) =>
-    relaySession(job, deps, {
+  (job: RelayJob, context: Context) => {
+    logInvocation(context);
+    return relaySession(job, deps, {
       sessionLimitMs: Math.max(
         1_000,
-        Math.min(SESSION_LIMIT_MS, context.getRemainingTimeInMillis() - 20_000),
+        // 14.5 minutes by default; the session also ends 20 s before the invocation would, whatever is configured.
+        Math.min(settings().realtimeSessionLimitMs, context.getRemainingTimeInMillis() - 20_000),
       ),
-      logIntervalMs: LOG_INTERVAL_MS,
+      logIntervalMs: settings().realtimeLogIntervalMs,
       connectTimeoutMs: 10_000,
       openingGraceMs: 10_000,
-    }),
+    });
+  },
 );

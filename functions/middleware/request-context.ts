@@ -1,5 +1,6 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { forbidden } from '../core/errors';
+import { type Settings, settings } from '../core/settings';
 import type { GatewayMiddleware } from './types';
 
 const TRACE_ID = /^[\w.:/-]{1,128}$/;
@@ -39,13 +40,17 @@ async function loadSecrets(arn: string): Promise<string[]> {
  * Reading starts at once (during Lambda's init phase) and is retried on the next request if it failed;
  * until it succeeds every request is refused, never let through.
  */
-export function originSecretFromEnv(env: NodeJS.ProcessEnv = process.env): OriginSecret {
-  const value = env.GATEWAY_ORIGIN_SECRET;
+export function originSecretFrom(
+  {
+    originSecret: value,
+    originSecretPrevious: previous,
+    originSecretArn: arn,
+  }: Pick<Settings, 'originSecret' | 'originSecretPrevious' | 'originSecretArn'> = settings(),
+): OriginSecret {
   if (value) {
-    const values = [value, env.GATEWAY_ORIGIN_SECRET_PREVIOUS].filter((v): v is string => !!v);
+    const values = [value, previous].filter((v): v is string => !!v);
     return async () => values;
   }
-  const arn = env.GATEWAY_ORIGIN_SECRET_ARN;
   if (!arn) return async () => undefined;
   let loading: Promise<string[]> | undefined;
   let loadedAt = 0;
@@ -87,7 +92,7 @@ async function originAccepted(originSecret: OriginSecret, presented: string | un
  * Lower-cases headers, settles the trace id, and stamps the id headers every reply carries. When an
  * origin secret is configured, refuses any request that did not come through CloudFront.
  */
-export function requestContext(originSecret: OriginSecret = originSecretFromEnv()): GatewayMiddleware {
+export function requestContext(originSecret: OriginSecret = originSecretFrom()): GatewayMiddleware {
   return {
     before: async (request) => {
       const state = request.context.gateway;

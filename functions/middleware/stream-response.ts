@@ -4,21 +4,14 @@ import { internalError } from '../core/errors';
 import type { GatewayContext, HttpEvent, HttpResult, RequestState } from '../core/http';
 import { newId } from '../core/ids';
 import type { SendOutcome } from '../core/log-entry';
-import { logger } from '../core/logger';
+import { logger, logInvocation } from '../core/logger';
+import { settings } from '../core/settings';
 import { telemetry } from '../gateway/request-telemetry';
 
 type Chain = (event: HttpEvent, context: GatewayContext) => Promise<HttpResult>;
 
 /** The SSE comment sent while a stream is silent; every SSE client ignores it. */
 export const SSE_KEEPALIVE = ': keep-alive\n\n';
-const DEFAULT_SSE_KEEPALIVE_MS = 15_000;
-
-// Lambda may hold back small first writes of a stream; an SSE comment of this many bytes on the first
-// write pushes the headers and first event out at once where that happens. Off by default.
-const PADDING_BYTES = Math.max(
-  0,
-  Math.min(Number(process.env.GATEWAY_STREAM_PADDING_BYTES ?? 0) || 0, 65_536),
-);
 
 /**
  * The Lambda entry point around a Middy chain. Middy runs `after` before a streamed body is sent, so the
@@ -41,12 +34,13 @@ export function streamingHandler(chain: Chain) {
       upstreamWaitMs: 0,
     };
     const gatewayContext = Object.assign(context, { gateway: state }) as GatewayContext;
+    logInvocation(context, { requestId: state.requestId });
 
     let result: HttpResult;
     try {
       result = await chain(event, gatewayContext);
     } catch (error) {
-      logger.error('handler chain threw', { requestId: state.requestId, error: (error as Error).message });
+      logger.error('handler chain threw', { error: (error as Error).message });
       const e = internalError();
       result = {
         statusCode: e.status,
@@ -76,7 +70,10 @@ export function streamingHandler(chain: Chain) {
       if (typeof result.body === 'string') {
         out.write(result.body);
       } else {
-        if (PADDING_BYTES > 0) out.write(`:${' '.repeat(PADDING_BYTES)}\n\n`);
+        // Lambda may hold back small first writes of a stream; an SSE comment of this many bytes on the
+        // first write pushes the headers and first event out at once where that happens. Off by default.
+        const padding = settings().streamPaddingBytes;
+        if (padding > 0) out.write(`:${' '.repeat(padding)}\n\n`);
         const keepAlive = isEventStream(result.headers) ? sseKeepAlive(out) : undefined;
         try {
           for await (const chunk of result.body) {
@@ -94,7 +91,7 @@ export function streamingHandler(chain: Chain) {
       client.abort();
       // Cut the transfer rather than end it: a client must not take a partial body for a whole one.
       if (!responseStream.destroyed) responseStream.destroy();
-      logger.warn('reply stream failed', { requestId: state.requestId, error: (error as Error).message });
+      logger.warn('reply stream failed', { error: (error as Error).message });
     }
     finished = true;
     const sentAt = performance.now();
@@ -103,10 +100,7 @@ export function streamingHandler(chain: Chain) {
     await Promise.all(
       state.afterSend.map((task) =>
         task(outcome).catch((error: unknown) =>
-          logger.error('after-send task failed', {
-            requestId: state.requestId,
-            error: (error as Error).message,
-          }),
+          logger.error('after-send task failed', { error: (error as Error).message }),
         ),
       ),
     );
@@ -122,7 +116,7 @@ export function streamingHandler(chain: Chain) {
         entry: state.entry,
       });
     } catch (error) {
-      logger.error('telemetry failed', { requestId: state.requestId, error: (error as Error).message });
+      logger.error('telemetry failed', { error: (error as Error).message });
     }
   });
 }
@@ -137,20 +131,14 @@ function isEventStream(headers: Record<string, string>): boolean {
   return type?.toLowerCase().startsWith('text/event-stream') ?? false;
 }
 
-/** Read per stream, so that a local server picks up a changed value without a restart. */
-function keepAliveMs(): number {
-  const raw = process.env.GATEWAY_SSE_KEEPALIVE_MS;
-  const ms = raw === undefined || raw === '' ? DEFAULT_SSE_KEEPALIVE_MS : Number(raw);
-  return Number.isFinite(ms) && ms > 0 ? ms : 0;
-}
-
 /**
  * Writes an SSE comment when nothing has been sent for the keep-alive interval, so that CloudFront's
  * origin read timeout does not cut a stream whose upstream is thinking. Only between events: a comment
  * inside a half-sent event would corrupt it.
  */
 function sseKeepAlive(out: Writable): { sent(chunk: string | Uint8Array): void; stop(): void } | undefined {
-  const ms = keepAliveMs();
+  // Read per stream, so that settings loaded again (a local server's restart) apply at once.
+  const ms = settings().sseKeepAliveMs;
   if (ms === 0) return undefined;
   let atBoundary = true;
   let tail = '';

@@ -3,6 +3,7 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LATENCY_BOUNDS_MS, latencyBucket } from '../core/latency-histogram';
 import type { LogEntry } from '../core/log-entry';
 import { logger } from '../core/logger';
+import { settings } from '../core/settings';
 import { documentClient, nowEpochSeconds, tableName } from './dynamo';
 import { statusClass } from './log-store';
 
@@ -15,7 +16,6 @@ export const DIMENSIONS = ['user', 'model', 'provider', 'virtual_key', 'api_key'
 export type Dimension = (typeof DIMENSIONS)[number];
 export type Interval = 'hour' | 'day';
 
-const SHARDS = Number(process.env.GATEWAY_LOG_SHARDS ?? 8);
 // Hourly counters are kept 90 days, daily ones about 13 months.
 const KEEP_SECONDS: Record<Interval, number> = { hour: 90 * 86_400, day: 400 * 86_400 };
 const BUCKET_CHARS: Record<Interval, number> = { hour: 13, day: 10 };
@@ -101,17 +101,15 @@ export async function flushAnalytics(): Promise<void> {
   await Promise.all([...stores].map((s) => s.flush()));
 }
 
-/**
- * How long increments gather before they are written. 0 (Lambda): each request's counters are written
- * before its invocation ends. The local server sets `GATEWAY_AGGREGATE_FLUSH_MS` (1 s): a busy process
- * then writes one ADD per counter a second instead of about fourteen writes per request, and reads and
- * shutdown flush first, so nothing is lost or missed. Read per store, when it is made.
- */
-const flushWindowMs = () => Math.max(0, Number(process.env.GATEWAY_AGGREGATE_FLUSH_MS ?? 0) || 0);
-
 export class AnalyticsStore {
   private readonly db = documentClient();
-  private readonly windowMs = flushWindowMs();
+  /**
+   * How long increments gather before they are written. 0 (Lambda): each request's counters are written
+   * before its invocation ends. The local server sets `GATEWAY_AGGREGATE_FLUSH_MS` (1 s): a busy process
+   * then writes one ADD per counter a second instead of about fourteen writes per request, and reads and
+   * shutdown flush first, so nothing is lost or missed. Read per store, when it is made.
+   */
+  private readonly windowMs = settings().aggregateFlushMs;
   private timer: NodeJS.Timeout | undefined;
 
   constructor() {
@@ -209,7 +207,7 @@ export class AnalyticsStore {
 
   private async write(increments: Increment[]): Promise<void> {
     // Any shard will do: readers sum them all. A random one spreads a busy workspace's writes.
-    const shard = Math.floor(Math.random() * SHARDS);
+    const shard = Math.floor(Math.random() * settings().logShards);
     await Promise.all(
       increments.map((inc) => {
         const names: Record<string, string> = { '#value': 'value' };
@@ -261,7 +259,7 @@ export class AnalyticsStore {
     const high = `${bucketOf(query.toMs, query.interval)}#\uffff`;
     const reads: Promise<Record<string, unknown>[]>[] = [];
     for (const workspace of query.workspaces) {
-      for (let shard = 0; shard < SHARDS; shard++) {
+      for (let shard = 0; shard < settings().logShards; shard++) {
         reads.push(
           this.queryAll(
             partition(query.organisationId, workspace, query.interval, dimension, shard),

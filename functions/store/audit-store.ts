@@ -1,4 +1,5 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { settings } from '../core/settings';
 import { isConditionFailure } from './control-store';
 import { documentClient, nowEpochSeconds, tableName } from './dynamo';
 
@@ -37,7 +38,7 @@ const partitionOf = (organisationId: string | null) =>
 export class AuditStore {
   private readonly db = documentClient();
 
-  constructor(private readonly retentionDays = Number(process.env.GATEWAY_LOG_RETENTION_DAYS ?? 30)) {}
+  constructor(private readonly retentionDays = settings().logRetentionDays) {}
 
   async put(entry: AuditEntry): Promise<void> {
     const item: StoredAudit = {

@@ -1,5 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { settings } from '../core/settings';
 
 /** Large bodies that do not fit a DynamoDB item. S3 on AWS, files under the data dir locally. */
 export interface BlobStore {
@@ -80,10 +81,8 @@ let store: BlobStore | undefined;
 
 export function blobStore(): BlobStore {
   if (!store) {
-    const bucket = process.env.BLOB_BUCKET;
-    store = bucket
-      ? new S3BlobStore(bucket)
-      : new FileBlobStore(join(process.env.GATEWAY_DATA_DIR ?? '.data', 'blobs'));
+    const { blobBucket, dataDir } = settings();
+    store = blobBucket ? new S3BlobStore(blobBucket) : new FileBlobStore(join(dataDir, 'blobs'));
   }
   return store;
 }

@@ -1,4 +1,5 @@
 import type { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
+import { settings } from '../core/settings';
 
 // The way back to a realtime client: API Gateway's `@connections` management API (PostToConnection,
 // DeleteConnection). The local server serves the same API on its own port, so this adapter is the only one.
@@ -37,7 +38,7 @@ export class ManagementApiConnections implements ClientConnections {
     const mod = await this.mod;
     let client = this.clients.get(endpoint);
     if (!client) {
-      const local = process.env.GATEWAY_LOCAL === '1';
+      const { local } = settings();
       client = new mod.ApiGatewayManagementApiClient({
         endpoint,
         maxAttempts: 3,

@@ -1,4 +1,5 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { settings } from '../core/settings';
 import { DynamoDBHttpClient } from './dynamodb-http';
 import { TABLES, type TableName } from './tables';
 
@@ -7,8 +8,12 @@ let client: DynamoDBHttpClient | undefined;
 
 export function documentClient(): DynamoDBHttpClient {
   if (!client) {
-    const endpoint = process.env.DYNAMODB_ENDPOINT;
-    client = new DynamoDBHttpClient(endpoint ? { endpoint, maxAttempts: 3 } : { maxAttempts: 3 });
+    // Read per request: a local server started again in the same process brings its own DynamoDB.
+    client = new DynamoDBHttpClient({
+      endpoint: () => settings().dynamodbEndpoint,
+      region: () => settings().awsRegion,
+      maxAttempts: 3,
+    });
   }
   return client;
 }
@@ -16,7 +21,7 @@ export function documentClient(): DynamoDBHttpClient {
 /** The real name of a table, from the environment the stack (or the local runtime) sets. */
 export function tableName(table: TableName): string {
   const def = TABLES[table];
-  const name = process.env[def.envVar];
+  const name = settings().tables[def.envVar];
   if (!name) throw new Error(`${def.envVar} is not set`);
   return name;
 }

@@ -185,10 +185,14 @@ function retryable(error: unknown): boolean {
   return NETWORK.has((error as NodeJS.ErrnoException).code ?? '');
 }
 
+/** A value, or a function read at each call (a local server restarted in one process moves its DynamoDB). */
+type PerCall = string | undefined | (() => string | undefined);
+
 export interface DynamoDBHttpOptions {
-  /** `DYNAMODB_ENDPOINT`: the embedded DynamoDB locally. */
-  endpoint?: string;
-  region?: string;
+  /** `DYNAMODB_ENDPOINT`: the embedded DynamoDB locally; DynamoDB of the region otherwise. */
+  endpoint?: PerCall;
+  /** The region to sign for (and whose endpoint to call): `us-east-1` when none is given. */
+  region?: PerCall;
   maxAttempts?: number;
   credentials?: AwsCredentialIdentityProvider;
 }
@@ -206,23 +210,21 @@ interface Command {
   readonly input: object;
 }
 
-export class DynamoDBHttpClient {
-  private readonly url: URL;
-  private readonly region: string;
-  private readonly maxAttempts: number;
-  private readonly agent: http.Agent;
-  private readonly transport: typeof http | typeof https;
-  private signer?: SignatureV4;
-  private readonly credentials?: AwsCredentialIdentityProvider;
+const read = (value: PerCall) => (typeof value === 'function' ? value() : value);
 
-  constructor(options: DynamoDBHttpOptions = {}) {
-    this.region = options.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
-    const suffix = this.region.startsWith('cn-') ? 'amazonaws.com.cn' : 'amazonaws.com';
-    this.url = new URL(options.endpoint ?? `https://dynamodb.${this.region}.${suffix}/`);
+interface Target {
+  url: URL;
+  signer: SignatureV4;
+}
+
+export class DynamoDBHttpClient {
+  private readonly maxAttempts: number;
+  private readonly agents: Partial<Record<string, http.Agent>> = {};
+  private credentials?: AwsCredentialIdentityProvider;
+  private target?: Target & { key: string };
+
+  constructor(private readonly options: DynamoDBHttpOptions = {}) {
     this.maxAttempts = options.maxAttempts ?? 3;
-    this.transport = this.url.protocol === 'http:' ? http : https;
-    this.agent = new this.transport.Agent({ keepAlive: true, maxSockets: 50 });
-    this.credentials = options.credentials;
   }
 
   send(command: GetCommand): Promise<GetCommandOutput>;
@@ -262,52 +264,75 @@ export class DynamoDBHttpClient {
 
   /** Keep-alive sockets would keep a process alive after its work: tests and scripts close them. */
   destroy(): void {
-    this.agent.destroy();
+    for (const agent of Object.values(this.agents)) agent?.destroy();
   }
 
-  private async sign(target: string, body: string): Promise<Record<string, string>> {
-    if (!this.signer) {
-      let credentials = this.credentials;
-      if (!credentials) {
+  /** Where to send and how to sign, rebuilt only when the endpoint or the region changes. */
+  private async resolve(): Promise<Target> {
+    const region = read(this.options.region) ?? 'us-east-1';
+    const endpoint = read(this.options.endpoint);
+    const key = `${region} ${endpoint ?? ''}`;
+    if (this.target?.key === key) return this.target;
+    if (!this.credentials) {
+      let provider = this.options.credentials;
+      if (!provider) {
         // In Lambda bundles this is the env-only provider (lib/bundling.ts ALIASES), loaded on first use.
         const { defaultProvider } = await import('@aws-sdk/credential-provider-node');
-        credentials = defaultProvider();
+        provider = defaultProvider();
       }
-      this.signer = new SignatureV4({
-        service: 'dynamodb',
-        region: this.region,
-        credentials: memoised(credentials),
-        sha256: Sha256,
-      });
+      this.credentials = memoised(provider);
     }
-    const signed = await this.signer.sign({
+    const suffix = region.startsWith('cn-') ? 'amazonaws.com.cn' : 'amazonaws.com';
+    const url = new URL(endpoint ?? `https://dynamodb.${region}.${suffix}/`);
+    const signer = new SignatureV4({
+      service: 'dynamodb',
+      region,
+      credentials: this.credentials,
+      sha256: Sha256,
+    });
+    this.target = { key, url, signer };
+    return this.target;
+  }
+
+  private agent(protocol: string): http.Agent {
+    let agent = this.agents[protocol];
+    if (!agent) {
+      agent = new (protocol === 'http:' ? http : https).Agent({ keepAlive: true, maxSockets: 50 });
+      this.agents[protocol] = agent;
+    }
+    return agent;
+  }
+
+  private async post(operation: string, body: string): Promise<Reply> {
+    const { url, signer } = await this.resolve();
+    const signed = await signer.sign({
       method: 'POST',
-      protocol: this.url.protocol,
-      hostname: this.url.hostname,
-      port: this.url.port ? Number(this.url.port) : undefined,
-      path: this.url.pathname,
+      protocol: url.protocol,
+      hostname: url.hostname,
+      port: url.port ? Number(url.port) : undefined,
+      path: url.pathname,
       headers: {
-        host: this.url.host,
+        host: url.host,
         'content-type': 'application/x-amz-json-1.0',
-        'x-amz-target': `DynamoDB_20120810.${target}`,
+        'x-amz-target': `DynamoDB_20120810.${operation}`,
       },
       body,
     });
-    return signed.headers;
-  }
-
-  private async post(target: string, body: string): Promise<Reply> {
-    const headers = await this.sign(target, body);
-    headers['content-length'] = String(Buffer.byteLength(body));
+    const headers = { ...signed.headers, 'content-length': String(Buffer.byteLength(body)) };
+    const transport = url.protocol === 'http:' ? http : https;
     return new Promise((resolve, reject) => {
-      const req = this.transport.request(this.url, { method: 'POST', headers, agent: this.agent }, (res) => {
-        const parts: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => parts.push(chunk));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts).toString('utf8') }),
-        );
-        res.on('error', reject);
-      });
+      const req = transport.request(
+        url,
+        { method: 'POST', headers, agent: this.agent(url.protocol) },
+        (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => parts.push(chunk));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts).toString('utf8') }),
+          );
+          res.on('error', reject);
+        },
+      );
       req.setTimeout(REQUEST_TIMEOUT_MS, () =>
         req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })),
       );

@@ -10,6 +10,7 @@ import {
 import { encodeTime } from 'ulid';
 import type { LogEntry } from '../core/log-entry';
 import { logger } from '../core/logger';
+import { settings } from '../core/settings';
 import { blobStore } from './blob-store';
 import { CursorError, documentClient, nowEpochSeconds, tableName } from './dynamo';
 import { LOG_FILTER_INDEXES, MAX_INDEXED_METADATA } from './tables';
@@ -25,11 +26,6 @@ const KEPT_PREFIX = 256;
 const KEY_VALUE_BYTES = 512;
 const OFFLOADED_FIELDS = ['model', 'user', 'metadata', 'error'] as const;
 type OffloadedField = (typeof OFFLOADED_FIELDS)[number];
-const RETENTION_DAYS = Number(process.env.GATEWAY_LOG_RETENTION_DAYS ?? 30);
-/** Write shards per partition and index key; raising it keeps every entry readable, lowering it does not. */
-const SHARDS = Number(process.env.GATEWAY_LOG_SHARDS ?? 8);
-/** Items one list page may read (before filters) before it stops and hands back a cursor. */
-const READ_BUDGET = Number(process.env.GATEWAY_LOG_READ_BUDGET ?? 4_000);
 const ORG_INDEX = 'by-organisation';
 type FilterIndex = (typeof LOG_FILTER_INDEXES)[number][0];
 const INDEX_KEY = Object.fromEntries(LOG_FILTER_INDEXES) as Record<FilterIndex, string>;
@@ -95,7 +91,7 @@ interface LogBlob {
 const bytes = (value: unknown) => (value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value)));
 
 /** The write shard of an entry: FNV-1a of its id, so any reader finds it again from the id alone. */
-export function logShard(id: string, shards = SHARDS): number {
+export function logShard(id: string, shards = settings().logShards): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < id.length; i++) {
     hash ^= id.charCodeAt(i);
@@ -104,7 +100,7 @@ export function logShard(id: string, shards = SHARDS): number {
   return hash % shards;
 }
 
-const shardList = () => Array.from({ length: SHARDS }, (_, s) => s);
+const shardList = () => Array.from({ length: settings().logShards }, (_, s) => s);
 const partitionKey = (organisationId: string, workspace: string, shard: number) =>
   `${organisationId}#${workspace}#${shard}`;
 const bodyKey = (indexPk: string) => `${indexPk}#body`;
@@ -125,7 +121,7 @@ export interface PutOptions {
 export class LogStore {
   private readonly db = documentClient();
 
-  constructor(private readonly readBudget = READ_BUDGET) {}
+  constructor(private readonly readBudget = settings().logReadBudget) {}
 
   /**
    * Writes the entry whatever its size: its index item (no bodies), then its bodies apart (a body item,
@@ -587,7 +583,7 @@ function indexAttributes(entry: LogEntry, options: PutOptions) {
   const attributes: Record<string, unknown> = {
     pk: partitionKey(entry.organisation_id, entry.workspace, shard),
     org_shard: orgShardKey(entry.organisation_id, shard),
-    expires_at: nowEpochSeconds() + RETENTION_DAYS * 86_400,
+    expires_at: nowEpochSeconds() + settings().logRetentionDays * 86_400,
     trace_key: key(entry.trace_id),
     status_class_key: key(statusClass(entry.status)),
   };

@@ -2,6 +2,7 @@
 // delivers them one invocation at a time, to the relay that owns the session's upstream socket. On AWS it is
 // one SQS FIFO queue per connection, long-polled by the relay; locally an in-process queue with the same
 // behaviour. One queue per connection keeps the relay's receive to its own messages, in order.
+import { settings } from '../core/settings';
 
 export type ClientMessage = (
   | { kind: 'text'; data: string }
@@ -257,9 +258,9 @@ let channel: RealtimeChannel | undefined;
 /** SQS when the stack configured it, the in-process channel otherwise (one per process, shared). */
 export function realtimeChannel(): RealtimeChannel {
   if (!channel) {
-    const base = process.env.GATEWAY_REALTIME_QUEUE_URL_BASE;
-    channel = base
-      ? new SqsRealtimeChannel(base, process.env.GATEWAY_REALTIME_QUEUE_PREFIX ?? 'gateway-rt-')
+    const { realtimeQueueUrlBase, realtimeQueuePrefix } = settings();
+    channel = realtimeQueueUrlBase
+      ? new SqsRealtimeChannel(realtimeQueueUrlBase, realtimeQueuePrefix)
       : new LocalRealtimeChannel();
   }
   return channel;

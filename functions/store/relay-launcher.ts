@@ -1,5 +1,6 @@
 // Starts the relay that owns a realtime session: an asynchronous invocation (InvocationType Event) of
 // the relay function on AWS, the relay handler in process locally (installed by local/realtime.ts).
+import { settings } from '../core/settings';
 
 export interface RelayLauncher {
   launch(job: unknown): Promise<void>;
@@ -39,7 +40,7 @@ export function useRelayLauncher(local: RelayLauncher): void {
 
 export function relayLauncher(): RelayLauncher {
   if (!launcher) {
-    const name = process.env.GATEWAY_REALTIME_RELAY_FUNCTION;
+    const name = settings().realtimeRelayFunction;
     if (!name) throw new Error('GATEWAY_REALTIME_RELAY_FUNCTION is not set and no local relay is installed');
     launcher = new LambdaRelayLauncher(name);
   }

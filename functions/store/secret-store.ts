@@ -1,5 +1,6 @@
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
+import { settings } from '../core/settings';
 
 /**
  * Provider credentials of virtual keys. Secrets Manager on AWS (one secret per virtual key under the
@@ -139,7 +140,7 @@ export class CachedSecretStore implements SecretStore {
   constructor(private readonly inner: SecretStore) {}
 
   private ttl(): number {
-    return Number(process.env.GATEWAY_SECRET_CACHE_TTL_MS ?? 60_000);
+    return settings().secretCacheTtlMs;
   }
 
   async put(name: string, value: string): Promise<void> {
@@ -170,11 +171,11 @@ let store: SecretStore | undefined;
 /** Secrets Manager when the stack set `GATEWAY_SECRET_PREFIX`, files under the data dir otherwise. */
 export function secretStore(): SecretStore {
   if (!store) {
-    const prefix = process.env.GATEWAY_SECRET_PREFIX;
+    const { secretPrefix, dataDir } = settings();
     store = new CachedSecretStore(
-      prefix
-        ? new SecretsManagerSecretStore(prefix)
-        : new FileSecretStore(join(process.env.GATEWAY_DATA_DIR ?? '.data', 'secrets')),
+      secretPrefix
+        ? new SecretsManagerSecretStore(secretPrefix)
+        : new FileSecretStore(join(dataDir, 'secrets')),
     );
   }
   return store;

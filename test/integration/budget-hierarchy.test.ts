@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { loadSettings } from '../../functions/core/settings';
 import {
   chunk,
   completion,
@@ -241,6 +242,7 @@ describe('nothing is free by accident', () => {
     });
     // The provider never sends usage: the gateway reads on for it only briefly, then estimates.
     process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS = '100';
+    loadSettings();
     let entry: Awaited<ReturnType<typeof waitForLog>>;
     try {
       const stream = await gw
@@ -259,6 +261,7 @@ describe('nothing is free by accident', () => {
       entry = await waitForLog(gw, id);
     } finally {
       delete process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS;
+      loadSettings();
     }
     expect(entry.status).toBe(499);
     expect(entry.usage.estimated).toBe(true);
@@ -538,16 +541,19 @@ describe('reservation expiry and alerts', () => {
     };
     // As if the container holding them had died: these reservations are already past their expiry.
     process.env.GATEWAY_RESERVATION_TTL_SECONDS = '-1';
+    loadSettings();
     try {
       const held = [ask(client), ask(client)];
       await arrived(2);
       process.env.GATEWAY_RESERVATION_TTL_SECONDS = '900';
+      loadSettings();
       const third = ask(client);
       await arrived(3);
       open();
       expect((await Promise.all([...held, third])).map((r) => r.status)).toEqual([200, 200, 200]);
     } finally {
       delete process.env.GATEWAY_RESERVATION_TTL_SECONDS;
+      loadSettings();
     }
     const spent = await settled(async () => (await gw.api('GET', '/virtual-keys/expiring')).body.spent);
     expect(spent).toBeCloseTo(3 * 0.0060015, 10);

@@ -1,8 +1,9 @@
 import OpenAI from 'openai';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { loadSettings } from '../../functions/core/settings';
 import { chunk, openSse, sendJson, sleep, sseData, startFakeOpenAI } from '../support/fake-openai';
 import { useGateway } from '../support/fixture';
-import { waitForLog } from '../support/gateway';
+import { settledSpend as spendOf, waitForLog } from '../support/gateway';
 
 // Every priced operation reserves the most it can cost before its call, like chat. An embedding of a
 // 100,000-character input is bounded by the 100,002 bytes of the input's JSON; the fake reports exactly
@@ -14,6 +15,7 @@ const EMBEDDING_USD = (EMBEDDING_TOKENS * 0.13) / 1e6;
 const IMAGE_USD = 0.12;
 
 const { gw, fake } = useGateway({ fake: startFakeOpenAI });
+const settledSpend = (slug: string) => spendOf(gw, slug);
 beforeEach(() => {
   fake.use(async (req, res) => {
     // Slow enough that every request of a flood is in flight before the first is settled.
@@ -53,19 +55,6 @@ const statusOf = (p: Promise<unknown>) =>
       return 412;
     },
   );
-
-/** Polls a key's spend until it stops changing: settlements land just after each reply's last byte. */
-async function settledSpend(slug: string): Promise<number> {
-  const read = async () => Number((await gw.api('GET', `/virtual-keys/${slug}`)).body.spent);
-  let last = await read();
-  for (let i = 0; i < 100; i++) {
-    await sleep(30);
-    const now = await read();
-    if (now === last) return now;
-    last = now;
-  }
-  return last;
-}
 
 describe('every priced operation reserves its cost', () => {
   it('concurrent embeddings against a budget worth 10 of them serve 10 and spend at most the limit', async () => {
@@ -233,6 +222,7 @@ describe('a stream the client abandons', () => {
     await createVirtualKey('vk-no-usage', { budget_limit: 5 });
     lateUsage(1500);
     process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS = '50';
+    loadSettings();
     try {
       const entry = await waitForLog(gw, await abandon('vk-no-usage'));
       expect(entry.status).toBe(499);
@@ -241,6 +231,7 @@ describe('a stream the client abandons', () => {
       expect(entry.cost).toBeGreaterThan(0);
     } finally {
       delete process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS;
+      loadSettings();
     }
   });
 });

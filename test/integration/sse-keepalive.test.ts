@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadSettings } from '../../functions/core/settings';
 import { chunk, openSse, sseData, startFakeOpenAI, streamWords } from '../support/fake-openai';
 import { responseEvents, startFakeApi } from '../support/fake-openai-api';
 import { useGateway } from '../support/fixture';
@@ -11,6 +12,7 @@ const saved = process.env.GATEWAY_SSE_KEEPALIVE_MS;
 afterEach(() => {
   if (saved === undefined) delete process.env.GATEWAY_SSE_KEEPALIVE_MS;
   else process.env.GATEWAY_SSE_KEEPALIVE_MS = saved;
+  loadSettings();
 });
 
 const ask = { model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content: 'Think hard' }] };
@@ -55,6 +57,7 @@ function watchingFetch(onRaw: (text: string) => void): typeof fetch {
 describe('SSE keep-alive during upstream silence', () => {
   it('writes a comment while the upstream is silent, and the openai SDK still parses the stream', async () => {
     process.env.GATEWAY_SSE_KEEPALIVE_MS = '100';
+    loadSettings();
     const release = pausingUpstream();
     let raw = '';
     const client = gw.client({ headers: { 'x-gateway-custom-host': fake.url } });
@@ -76,6 +79,7 @@ describe('SSE keep-alive during upstream silence', () => {
 
   it('keeps a Responses stream alive too', async () => {
     process.env.GATEWAY_SSE_KEEPALIVE_MS = '100';
+    loadSettings();
     let release!: () => void;
     const released = new Promise<void>((r) => {
       release = r;
@@ -113,6 +117,7 @@ describe('SSE keep-alive during upstream silence', () => {
   it('sends no comment when the upstream is not silent', async () => {
     // An interval far longer than the whole stream takes: nothing is ever silent that long.
     process.env.GATEWAY_SSE_KEEPALIVE_MS = '30000';
+    loadSettings();
     fake.use((req, res) => streamWords(req, res, ['One', ' two', ' three']));
     let raw = '';
     const client = gw

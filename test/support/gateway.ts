@@ -76,3 +76,16 @@ export async function waitForLog(gw: TestGateway, id: string, key = ADMIN_KEY): 
   }
   throw new Error(`no log entry ${id}`);
 }
+
+/** Polls a virtual key's spend until it stops changing: settlements land just after each reply's last byte. */
+export async function settledSpend(gw: TestGateway, slug: string): Promise<number> {
+  const read = async () => Number((await gw.api('GET', `/virtual-keys/${slug}`)).body.spent);
+  let last = await read();
+  for (let i = 0; i < 100; i++) {
+    await new Promise((r) => setTimeout(r, 30));
+    const now = await read();
+    if (now === last) return now;
+    last = now;
+  }
+  return last;
+}

@@ -1,9 +1,10 @@
 import type { LookupAddress } from 'node:dns';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseSettings } from '../../functions/core/settings';
 import {
   checkOutboundUrl,
   configureAddressGuard,
-  egressFromEnv,
+  egressFrom,
   guardedFetch,
   guardedLookup,
   RefusedAddressError,
@@ -99,24 +100,28 @@ describe('address guard', () => {
   });
 
   it('reads Lambda and containers as AWS, and the private-hosts switch', () => {
-    expect(egressFromEnv({})).toEqual({ onAws: false, allowPrivate: true });
-    expect(egressFromEnv({ GATEWAY_ALLOW_PRIVATE_HOSTS: 'false' })).toEqual({
+    expect(egressFrom(parseSettings({}))).toEqual({ onAws: false, allowPrivate: true });
+    expect(egressFrom(parseSettings({ GATEWAY_ALLOW_PRIVATE_HOSTS: 'false' }))).toEqual({
       onAws: false,
       allowPrivate: false,
     });
-    expect(egressFromEnv({ AWS_LAMBDA_FUNCTION_NAME: 'gw-chat' })).toEqual({
+    expect(egressFrom(parseSettings({ AWS_LAMBDA_FUNCTION_NAME: 'gw-chat' }))).toEqual({
       onAws: true,
       allowPrivate: false,
     });
-    expect(egressFromEnv({ ECS_CONTAINER_METADATA_URI_V4: 'http://x' })).toEqual({
+    expect(egressFrom(parseSettings({ ECS_CONTAINER_METADATA_URI_V4: 'http://x' }))).toEqual({
       onAws: true,
       allowPrivate: false,
     });
-    expect(egressFromEnv({ ECS_CONTAINER_METADATA_URI_V4: 'http://x', GATEWAY_LOCAL: '1' })).toEqual({
+    expect(
+      egressFrom(parseSettings({ ECS_CONTAINER_METADATA_URI_V4: 'http://x', GATEWAY_LOCAL: '1' })),
+    ).toEqual({
       onAws: false,
       allowPrivate: true,
     });
-    expect(egressFromEnv({ AWS_LAMBDA_FUNCTION_NAME: 'f', GATEWAY_ALLOW_PRIVATE_HOSTS: 'true' })).toEqual({
+    expect(
+      egressFrom(parseSettings({ AWS_LAMBDA_FUNCTION_NAME: 'f', GATEWAY_ALLOW_PRIVATE_HOSTS: 'true' })),
+    ).toEqual({
       onAws: true,
       allowPrivate: true,
     });

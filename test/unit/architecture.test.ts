@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import madge from 'madge';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -62,5 +64,20 @@ describe('the import graph', () => {
       return deps.filter((d) => (layerOf(d) ?? -1) > own).map((d) => `${file} -> ${d}`);
     });
     expect(upward).toEqual([]);
+  });
+});
+
+describe('configuration', () => {
+  it('is read from the environment only by core/settings.ts', () => {
+    const files = readdirSync(join(root, 'functions'), { recursive: true, encoding: 'utf8' }).filter((f) =>
+      f.endsWith('.ts'),
+    );
+    const readers = files.filter(
+      (f) =>
+        f !== join('core', 'settings.ts') &&
+        readFileSync(join(root, 'functions', f), 'utf8').includes('process.env'),
+    );
+    expect(files.length).toBeGreaterThan(100);
+    expect(readers).toEqual([]);
   });
 });

@@ -5,6 +5,7 @@ import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LogEntry } from '../../functions/core/log-entry';
+import { loadSettings } from '../../functions/core/settings';
 import { DynamoDBHttpClient } from '../../functions/store/dynamodb-http';
 import { ALL_TABLES } from '../../functions/store/tables';
 
@@ -20,6 +21,7 @@ let LogStore: typeof import('../../functions/store/log-store').LogStore;
 beforeAll(async () => {
   process.env.GATEWAY_DATA_DIR = dataDir;
   for (const def of ALL_TABLES) process.env[def.envVar] ??= `test-${def.id}`;
+  loadSettings();
   ({ LogStore } = await import('../../functions/store/log-store'));
 });
 afterAll(() => {

@@ -1,7 +1,8 @@
 import type { Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import type { GatewayContext, HttpEvent, RequestState } from '../../functions/core/http';
-import { originSecretFromEnv, requestContext } from '../../functions/middleware/request-context';
+import { parseSettings } from '../../functions/core/settings';
+import { originSecretFrom, requestContext } from '../../functions/middleware/request-context';
 import type { GatewayRequest } from '../../functions/middleware/types';
 
 function request(headers: Record<string, string>): GatewayRequest {
@@ -25,7 +26,7 @@ const run = async (secret: string | undefined, headers: Record<string, string>) 
 describe('origin secret', () => {
   it('lets everything through when no secret is configured (the local server)', async () => {
     await expect(run(undefined, {})).resolves.toBeDefined();
-    expect(await originSecretFromEnv({})()).toBeUndefined();
+    expect(await originSecretFrom(parseSettings({}))()).toBeUndefined();
   });
 
   it('refuses a request without the header, or with a wrong one, with an OpenAI-shaped 403', async () => {
@@ -46,9 +47,11 @@ describe('origin secret', () => {
   });
 
   it('takes the secret from GATEWAY_ORIGIN_SECRET, and the previous one during a rotation', async () => {
-    expect(await originSecretFromEnv({ GATEWAY_ORIGIN_SECRET: 'v' })()).toEqual(['v']);
+    expect(await originSecretFrom(parseSettings({ GATEWAY_ORIGIN_SECRET: 'v' }))()).toEqual(['v']);
     expect(
-      await originSecretFromEnv({ GATEWAY_ORIGIN_SECRET: 'new', GATEWAY_ORIGIN_SECRET_PREVIOUS: 'old' })(),
+      await originSecretFrom(
+        parseSettings({ GATEWAY_ORIGIN_SECRET: 'new', GATEWAY_ORIGIN_SECRET_PREVIOUS: 'old' }),
+      )(),
     ).toEqual(['new', 'old']);
   });
 

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../functions/core/gateway-config';
+import { settings } from '../../functions/core/settings';
 import {
   buildPlan,
   DEFAULT_RETRY_STATUSES,
   type PlanGroup,
   type PlanTarget,
 } from '../../functions/gateway/plan';
-import { DEFAULT_TIMEOUT_MS } from '../../functions/gateway/upstream';
 
 const asTarget = (node: ReturnType<typeof buildPlan>) => {
   expect(node.kind).toBe('target');
@@ -24,7 +24,7 @@ describe('buildPlan', () => {
       index: '0',
       providerOptions: {},
       overrideParams: {},
-      timeoutMs: DEFAULT_TIMEOUT_MS,
+      timeoutMs: settings().upstreamTimeoutMs,
       retry: { attempts: 0, onStatusCodes: DEFAULT_RETRY_STATUSES },
       weight: 1,
     });

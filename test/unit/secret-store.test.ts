@@ -8,6 +8,7 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadSettings } from '../../functions/core/settings';
 import { CachedSecretStore, SecretsManagerSecretStore } from '../../functions/store/secret-store';
 
 const sm = mockClient(SecretsManagerClient);
@@ -22,6 +23,7 @@ describe('SecretsManagerSecretStore', () => {
   });
   afterEach(() => {
     delete process.env.GATEWAY_SECRET_CACHE_TTL_MS;
+    loadSettings();
   });
 
   it('creates a secret under the prefix when none exists', async () => {
@@ -63,6 +65,7 @@ describe('SecretsManagerSecretStore', () => {
 
   it('is cached for a bounded time and dropped on rotation', async () => {
     process.env.GATEWAY_SECRET_CACHE_TTL_MS = '50';
+    loadSettings();
     const cached = new CachedSecretStore(store);
     sm.on(GetSecretValueCommand).resolves({ SecretString: 'v1' });
     sm.on(PutSecretValueCommand).resolves({});

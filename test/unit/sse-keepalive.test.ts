@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import type { Context } from 'aws-lambda';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { HttpEvent, HttpResult } from '../../functions/core/http';
+import { loadSettings } from '../../functions/core/settings';
 import { telemetry } from '../../functions/gateway/request-telemetry';
 import { streamingHandler } from '../../functions/middleware/stream-response';
 import { installAwsLambdaShim } from '../../local/awslambda-shim';
@@ -61,11 +62,13 @@ beforeAll(() => {
 afterEach(() => {
   vi.useRealTimers();
   delete process.env.GATEWAY_SSE_KEEPALIVE_MS;
+  loadSettings();
 });
 
 describe('SSE keep-alive in the streaming middleware', () => {
   it('comments only between whole events, once per silent interval', async () => {
     process.env.GATEWAY_SSE_KEEPALIVE_MS = '20';
+    loadSettings();
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const { out, release, done } = run('text/event-stream; charset=utf-8', [
       'data: {"a":',
@@ -92,6 +95,7 @@ describe('SSE keep-alive in the streaming middleware', () => {
       ['text/event-stream', '0'],
     ] as const) {
       process.env.GATEWAY_SSE_KEEPALIVE_MS = ms;
+      loadSettings();
       const { out, release, done } = run(type, ['data: 1\n\n', 'data: 2\n\n']);
       release(0);
       await settle(out, 1);

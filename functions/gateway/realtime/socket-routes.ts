@@ -6,6 +6,7 @@ import type { LogEntry } from '../../core/log-entry';
 import { logger } from '../../core/logger';
 import { hasScope, type Principal } from '../../core/principal';
 import { parseMetadata } from '../../core/request-body';
+import { settings } from '../../core/settings';
 import { guardrailResolver } from '../../guardrails/resolve';
 import { type ClientConnections, clientConnections } from '../../store/client-connections';
 import { ConnectionStore } from '../../store/connection-store';
@@ -92,10 +93,10 @@ function refusal(error: GatewayError, replyHeaders: Record<string, string>): Soc
 
 /** Where the relay reaches the client: the stack's stage URL on AWS, else the event's own domain. */
 function managementEndpoint(event: SocketEvent): string {
-  const configured = process.env.GATEWAY_REALTIME_MANAGEMENT_URL;
-  if (configured) return configured;
+  const { realtimeManagementUrl, local } = settings();
+  if (realtimeManagementUrl) return realtimeManagementUrl;
   const { domainName, stage } = event.requestContext;
-  const scheme = process.env.GATEWAY_LOCAL === '1' ? 'http' : 'https';
+  const scheme = local ? 'http' : 'https';
   return `${scheme}://${domainName}${stage && stage !== '$default' ? `/${stage}` : ''}`;
 }
 

@@ -1,6 +1,7 @@
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import { badRequest } from '../../core/errors';
+import { settings } from '../../core/settings';
 import { Sha256 } from '../../core/sha256';
 import type { ProviderTarget } from '../types';
 
@@ -53,7 +54,7 @@ export async function bedrockAuth(target: ProviderTarget): Promise<BedrockAuth> 
       throw badRequest('The Bedrock credential is not valid JSON.', 'virtual_key', 'invalid_credential');
     }
   }
-  const region = target.region ?? secret?.region ?? process.env.AWS_REGION ?? DEFAULT_REGION;
+  const region = target.region ?? secret?.region ?? settings().awsRegion ?? DEFAULT_REGION;
   if (!secret) return { kind: 'bearer', token: raw, region };
   if (secret.access_key_id && secret.secret_access_key) {
     return {
