@@ -4,12 +4,12 @@
 // adds to the chat function. Figures vary with the machine.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Metafile } from 'esbuild';
 import { anthropicWriter } from '../functions/gateway/messages';
 import { anthropic } from '../functions/providers/anthropic/api';
 import { bedrock } from '../functions/providers/bedrock/api';
 import type { ChatContext, ProviderAdapter } from '../functions/providers/types';
-import { esbuildOptions } from '../lib/bundling';
+import { esbuildOptions, startupBytes, startupOutputs } from '../lib/bundling';
 import { sse } from '../test/support/fake-anthropic';
 import { awsEvent } from '../test/support/fake-bedrock';
 
@@ -151,22 +151,19 @@ async function perAnthropicEvent(batches: string[]): Promise<number> {
   return times[Math.floor(times.length / 2)] as number;
 }
 
-/** Bytes of the chat bundle that come from each provider folder, from esbuild's metafile. */
+/** Bytes of the chat bundle's cold start that come from each provider folder, from esbuild's metafile. */
 async function bundleShare(): Promise<Record<string, number>> {
-  const opts = esbuildOptions(
-    join(root, 'functions/handlers/chat.ts'),
-    join(root, 'dist/bench-chat/index.mjs'),
-    false,
-  );
+  const opts = esbuildOptions(join(root, 'functions/handlers/chat.ts'), join(root, 'dist/bench-chat'), false);
   const result = await build({ ...opts, write: false });
-  const output = Object.values(result.metafile?.outputs ?? {}).find((o) => o.entryPoint);
-  const shares: Record<string, number> = { total: output?.bytes ?? 0 };
-  for (const [path, input] of Object.entries(output?.inputs ?? {})) {
+  const meta = result.metafile as Metafile;
+  const loaded = startupOutputs(meta).map((path) => meta.outputs[path]);
+  const shares: Record<string, number> = { total: startupBytes(meta) };
+  for (const [path, input] of loaded.flatMap((output) => Object.entries(output?.inputs ?? {}))) {
     const m = /functions\/providers\/([^/]+)\//.exec(path);
     const key = m
       ? m[1]
       : path.includes('@smithy/signature-v4')
-        ? 'bedrock (@smithy/signature-v4, shared with the SDK)'
+        ? 'signing (@smithy/signature-v4, shared by Bedrock and DynamoDB)'
         : undefined;
     if (key) shares[key] = (shares[key] ?? 0) + input.bytesInOutput;
   }

@@ -1,8 +1,8 @@
 // esbuild settings shared by the stack (NodejsFunction) and scripts/build.ts, so that `npm run build`
 // measures exactly the bundles that `cdk deploy` ships.
 import { aws_lambda_nodejs as nodejs } from 'aws-cdk-lib';
-import type { BuildOptions } from 'esbuild';
-import type { FunctionGroupName } from '../functions/core/operations';
+import type { BuildOptions, Metafile } from 'esbuild';
+import { FUNCTION_GROUPS, type FunctionGroupName } from '../functions/core/operations';
 
 export const BUNDLE_TARGET = 'node22';
 
@@ -33,9 +33,13 @@ export const RUNTIME_PROVIDED = [
 ];
 
 // Lambda passes credentials in environment variables: the SDK's default credential chain is swapped for
-// an env-only provider in function bundles (see functions/store/lambda-credentials.ts).
+// an env-only provider in function bundles (see functions/store/lambda-credentials.ts). The stores'
+// DynamoDB commands are plain classes there, sent by functions/store/dynamodb-http.ts without the SDK
+// client (see functions/store/dynamodb-commands.ts).
 export const ALIASES: Record<string, string> = {
   '@aws-sdk/credential-provider-node': './functions/store/lambda-credentials.ts',
+  '@aws-sdk/lib-dynamodb': './functions/store/dynamodb-commands.ts',
+  '@aws-sdk/client-dynamodb': './functions/store/dynamodb-commands.ts',
 };
 
 // Prefer ESM builds of dependencies: they tree-shake far better than their CJS builds.
@@ -46,15 +50,25 @@ export function sourceMapsEnabled(env: NodeJS.ProcessEnv = process.env): boolean
   return env.GATEWAY_SOURCEMAPS === '1';
 }
 
-/** Plain esbuild options for bundling one handler into `outfile`, used by scripts/build.ts. */
+// Modules imported with `await import()` on rare paths (a guardrail's regex engine or JSON Schema validator)
+// go to chunks beside index.mjs, which Lambda's ESM loader reads only when that path first runs.
+const CHUNK_NAMES = 'chunks/[name]-[hash]';
+
+/**
+ * Plain esbuild options for bundling one handler into `outdir` (`index.mjs` and its lazy chunks), used by
+ * scripts/build.ts and, through scripts/bundle-function.ts, by the stack.
+ */
 export function esbuildOptions(
   entry: string,
-  outfile: string,
+  outdir: string,
   sourceMaps: boolean = sourceMapsEnabled(),
 ): BuildOptions {
   return {
-    entryPoints: [entry],
-    outfile,
+    entryPoints: { [BUNDLE_FILE_NAME.replace(/\.mjs$/, '')]: entry },
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    splitting: true,
+    chunkNames: CHUNK_NAMES,
     bundle: true,
     external: [...RUNTIME_PROVIDED],
     alias: ALIASES,
@@ -76,15 +90,52 @@ export function esbuildOptions(
  */
 export const BUNDLED_ASSETS: Partial<Record<FunctionGroupName, string>> = { dashboard: 'dashboard' };
 
-/** Shell commands that build a group's static files into the bundle's output folder. */
-function assetHooks(group: FunctionGroupName | undefined): nodejs.ICommandHooks | undefined {
-  const folder = group && BUNDLED_ASSETS[group];
-  if (!folder) return undefined;
+/** The outputs a cold start loads: the entry and the chunks it imports statically, not lazy ones. */
+export function startupOutputs(metafile: Metafile): string[] {
+  const outputs = metafile.outputs;
+  // Lazily imported modules are entry points of their own chunks too: the handler's is index.mjs.
+  const entry = Object.keys(outputs).find((path) => path.split('/').pop() === BUNDLE_FILE_NAME);
+  const seen = new Set<string>();
+  const visit = (path: string): void => {
+    const output = outputs[path];
+    if (!output || seen.has(path)) return;
+    seen.add(path);
+    for (const dep of output.imports) if (dep.kind === 'import-statement' && !dep.external) visit(dep.path);
+  };
+  if (entry) visit(entry);
+  return [...seen];
+}
+
+/** Bytes a cold start loads (`startupOutputs`). */
+export function startupBytes(metafile: Metafile): number {
+  return startupOutputs(metafile).reduce((sum, path) => sum + (metafile.outputs[path]?.bytes ?? 0), 0);
+}
+
+/** Bytes of every `.mjs` output, lazy chunks included: what the deployment package holds. */
+export function totalBytes(metafile: Metafile): number {
+  return Object.entries(metafile.outputs)
+    .filter(([path]) => path.endsWith('.mjs'))
+    .reduce((sum, [, output]) => sum + output.bytes, 0);
+}
+
+/**
+ * Shell commands run after NodejsFunction's own esbuild: a function group is bundled again with code
+ * splitting (NodejsFunction's single `--outfile` cannot split), then its static files are built beside it.
+ */
+function groupHooks(
+  group: FunctionGroupName | undefined,
+  sourceMaps: boolean,
+): nodejs.ICommandHooks | undefined {
+  if (!group) return undefined;
+  const folder = BUNDLED_ASSETS[group];
   return {
     beforeBundling: () => [],
     beforeInstall: () => [],
     afterBundling: (inputDir, outputDir) => [
-      `"${inputDir}/node_modules/.bin/tsx" "${inputDir}/dashboard/build.ts" "${outputDir}/${folder}"`,
+      `"${inputDir}/node_modules/.bin/tsx" "${inputDir}/scripts/bundle-function.ts" "${inputDir}/${FUNCTION_GROUPS[group].entry}" "${outputDir}"${sourceMaps ? ' --sourcemap' : ''}`,
+      ...(folder
+        ? [`"${inputDir}/node_modules/.bin/tsx" "${inputDir}/dashboard/build.ts" "${outputDir}/${folder}"`]
+        : []),
     ],
   };
 }
@@ -94,7 +145,7 @@ export function lambdaBundling(
   sourceMaps: boolean = sourceMapsEnabled(),
   group?: FunctionGroupName,
 ): nodejs.BundlingOptions {
-  const commandHooks = assetHooks(group);
+  const commandHooks = groupHooks(group, sourceMaps);
   return {
     format: nodejs.OutputFormat.ESM,
     target: BUNDLE_TARGET,

@@ -8,9 +8,8 @@ import {
   DynamoDBClient,
   ResourceNotFoundException,
 } from '@aws-sdk/client-dynamodb';
-import type { AwsCredentialIdentity, HttpRequest, HttpResponse, RequestHandler } from '@smithy/types';
 import { settings } from '../functions/core/settings';
-import type { DynamoTransport } from '../functions/store/dynamo';
+import type { DynamoTransport } from '../functions/store/dynamodb-http';
 import { ALL_TABLES, revisionSuffix, type TableDefinition } from '../functions/store/tables';
 
 export const localTableName = (def: TableDefinition) =>
@@ -32,13 +31,13 @@ interface WorkerCall {
 }
 
 /**
- * The AWS SDK's transport to the embedded DynamoDB of this process: calls are messages to its thread
- * instead of HTTP exchanges over a loopback socket, whose system calls cost more CPU here than the SDK
+ * The gateway's transport to the embedded DynamoDB of this process: calls are messages to its thread
+ * instead of HTTP exchanges over a loopback socket, whose system calls cost more CPU here than the client
  * and dynalite together (see the bench's profile), and the calls made in one turn (a request's four
- * reservations) travel as one message. The SDK builds and parses exactly as it does against DynamoDB.
- * One per process, re-attached at each start.
+ * reservations) travel as one message. Unsigned: nothing checks a signature there. The client builds and
+ * parses exactly as it does against DynamoDB. One per process, re-attached at each start.
  */
-class EmbeddedDynamoHandler implements RequestHandler<HttpRequest, HttpResponse> {
+class EmbeddedDynamo implements DynamoTransport {
   private port: MessagePort | undefined;
   private nextId = 0;
   private outbox: WorkerCall[] = [];
@@ -58,29 +57,27 @@ class EmbeddedDynamoHandler implements RequestHandler<HttpRequest, HttpResponse>
     port.unref();
   }
 
-  handle(request: HttpRequest): Promise<{ response: HttpResponse }> {
+  send(target: string, body: string): Promise<{ status: number; body: string }> {
     const port = this.port;
     if (!port) return Promise.reject(new Error('the embedded DynamoDB is not running'));
     const id = this.nextId++;
-    const query = new URLSearchParams(request.query as Record<string, string>).toString();
     return new Promise((resolve) => {
-      this.waiting.set(id, (reply) =>
-        resolve({
-          response: { statusCode: reply.status, headers: reply.headers, body: Buffer.from(reply.body) },
-        }),
-      );
-      if (this.outbox.length === 0) process.nextTick(() => this.send(port));
+      this.waiting.set(id, (reply) => resolve({ status: reply.status, body: reply.body }));
+      if (this.outbox.length === 0) process.nextTick(() => this.flush(port));
       this.outbox.push({
         id,
-        method: request.method,
-        path: query ? `${request.path}?${query}` : request.path,
-        headers: request.headers,
-        body: bodyText(request.body),
+        method: 'POST',
+        path: '/',
+        headers: {
+          'content-type': 'application/x-amz-json-1.0',
+          'x-amz-target': `DynamoDB_20120810.${target}`,
+        },
+        body,
       });
     });
   }
 
-  private send(port: MessagePort): void {
+  private flush(port: MessagePort): void {
     const calls = this.outbox;
     this.outbox = [];
     port.ref();
@@ -88,35 +85,8 @@ class EmbeddedDynamoHandler implements RequestHandler<HttpRequest, HttpResponse>
   }
 }
 
-/** The SDK's JSON body (a string, or bytes that must not be read through their string methods) as text. */
-function bodyText(body: unknown): string {
-  if (typeof body === 'string') return body;
-  if (body instanceof Uint8Array)
-    return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
-  return '';
-}
-
-const embeddedDynamoHandler = new EmbeddedDynamoHandler();
-const LOCAL_IDENTITY: AwsCredentialIdentity = { accessKeyId: 'local', secretAccessKey: 'local' };
-
-/**
- * How the gateway's DynamoDB client reaches the embedded DynamoDB of this process: through the thread's
- * message port, unsigned (nothing checks a signature there, and signing was about half of the SDK's CPU
- * per call), without the middlewares that only matter to AWS (user agent, recursion detection).
- */
-export const EMBEDDED_DYNAMO_CLIENT: DynamoTransport = {
-  config: {
-    requestHandler: embeddedDynamoHandler,
-    httpAuthSchemes: [
-      {
-        schemeId: 'aws.auth#sigv4',
-        identityProvider: () => async () => LOCAL_IDENTITY,
-        signer: { sign: async (request) => request },
-      },
-    ],
-  },
-  unusedMiddleware: ['getUserAgentMiddleware', 'recursionDetectionMiddleware'],
-};
+/** How the gateway's DynamoDB client reaches the embedded DynamoDB of this process. */
+export const EMBEDDED_DYNAMO_CLIENT = new EmbeddedDynamo();
 
 /** Starts the embedded DynamoDB: persistent under `dataDir`, or in memory when it is undefined. */
 export async function startDynalite(
@@ -133,7 +103,7 @@ export async function startDynalite(
     workerData: { options, port: channel.port2 },
     transferList: [channel.port2],
   });
-  embeddedDynamoHandler.attach(channel.port1);
+  EMBEDDED_DYNAMO_CLIENT.attach(channel.port1);
   const port = await new Promise<number>((resolve, reject) => {
     worker.once('error', reject);
     worker.once('message', (m: { port: number }) => resolve(m.port));

@@ -16,7 +16,6 @@ import {
   readPolicy,
 } from '../gateway/policy';
 import { type ApiKeyRecord, ControlStore } from '../store/control-store';
-import { API_KEY_CREATE, API_KEY_UPDATE } from './bodies';
 import { refuseUnknownFields } from './fields';
 
 const KEY_PREFIX = 'gwk_';
@@ -90,6 +89,8 @@ export class ApiKeyService {
   /** Creates a key; returns the record and the raw key, which is shown only this once. */
   async create(caller: Principal, input: unknown): Promise<{ record: ApiKeyRecord; key: string }> {
     const body = asObject(input);
+    // The request bodies' field lists are control-plane only: model functions never load them.
+    const { API_KEY_CREATE } = await import('./bodies');
     refuseUnknownFields(body, API_KEY_CREATE);
     const name = body.name;
     if (typeof name !== 'string' || name.trim() === '' || name.length > 200) {
@@ -152,6 +153,7 @@ export class ApiKeyService {
   /** Sets a key's `policy` (replaced whole; null clears it). */
   async update(caller: Principal, id: string, input: unknown): Promise<ApiKeyRecord> {
     const body = asObject(input);
+    const { API_KEY_UPDATE } = await import('./bodies');
     refuseUnknownFields(body, API_KEY_UPDATE);
     const record = await this.store.getApiKey(caller.organisationId, id);
     if (!record || (!caller.isOrganisationAdmin && record.workspace !== caller.workspace)) {

@@ -6,7 +6,7 @@ import { ApiKeyService } from './api-keys';
 import { AuditLog } from './audit-log';
 import { bootstrap } from './bootstrap';
 import { type DecodedJwt, decodeJwt, JwtVerificationError } from './jwt-token';
-import { JwtTokenVerifier } from './jwt-verifier';
+import type { JwtTokenVerifier } from './jwt-verifier';
 
 /** About the request being authenticated, for the audit log. */
 export interface AuthContext {
@@ -44,12 +44,21 @@ function invalidKeyMessage(presented: { key: string; fromAuthorization: boolean 
 
 export class Authenticator {
   private adminSecret?: Promise<string | undefined>;
+  private jwts?: Promise<JwtTokenVerifier>;
 
   constructor(
     private readonly apiKeys = new ApiKeyService(),
-    private readonly jwts = new JwtTokenVerifier(),
+    jwts?: JwtTokenVerifier,
     private readonly audit = new AuditLog(),
-  ) {}
+  ) {
+    if (jwts) this.jwts = Promise.resolve(jwts);
+  }
+
+  // The JWT verifier (and aws-jwt-verify) loads with the first token: API-key callers never pay for it.
+  private verifier(): Promise<JwtTokenVerifier> {
+    this.jwts ??= import('./jwt-verifier').then((m) => new m.JwtTokenVerifier());
+    return this.jwts;
+  }
 
   /** The key from `x-gateway-api-key`, else `Authorization: Bearer`, else `x-api-key` (then it is not the provider's). */
   static presentedKey(
@@ -85,7 +94,7 @@ export class Authenticator {
     const decoded = decodeJwt(presented.key);
     if (decoded) {
       try {
-        return await this.jwts.verify(presented.key, decoded);
+        return await (await this.verifier()).verify(presented.key, decoded);
       } catch (error) {
         if (error instanceof JwtVerificationError) {
           throw await this.rejectJwt(presented.key, decoded, error, context);
@@ -106,7 +115,8 @@ export class Authenticator {
     error: JwtVerificationError,
     context: AuthContext,
   ): Promise<Error> {
-    if (error.organisationId === null) error.organisationId = await this.jwts.existingOrganisation(decoded);
+    if (error.organisationId === null)
+      error.organisationId = await (await this.verifier()).existingOrganisation(decoded);
     await this.audit.recordInvalidJwt(token, error, context.requestId, context.source);
     return unauthorized(error.message);
   }

@@ -3,6 +3,7 @@ import { newId } from '../core/ids';
 import type { Principal } from '../core/principal';
 import { parseSavedConfig } from '../gateway/config';
 import { type SavedConfigs, savedConfigs } from '../gateway/saved-configs';
+import { prepareChecks } from '../guardrails/engine';
 import { ControlStore, type SavedConfigRecord } from '../store/control-store';
 import { asObject } from './api-keys';
 import { SAVED_CONFIG } from './bodies';
@@ -59,6 +60,7 @@ export class ConfigService {
   }
 
   async create(caller: Principal, input: unknown): Promise<SavedConfigRecord> {
+    await prepareChecks(input);
     const body = parseBody(input);
     const workspace = this.workspaceFor(caller, body.workspace);
     if (!(await this.store.getWorkspace(caller.organisationId, workspace))) {
@@ -98,6 +100,7 @@ export class ConfigService {
     workspace?: string,
   ): Promise<SavedConfigRecord> {
     const existing = await this.get(caller, id, workspace);
+    await prepareChecks(input);
     const body = parseBody(input);
     const record: SavedConfigRecord = {
       ...existing,

@@ -5,7 +5,7 @@ import { TtlCache } from '../core/ttl-cache';
 import { egressEnvironment } from '../gateway/address-guard';
 import { ControlStore, type EgressSettingsRecord } from '../store/control-store';
 import { asObject } from './api-keys';
-import { EGRESS_SETTINGS } from './bodies';
+import type { BodySpec } from './fields';
 import { Problems } from './fields';
 
 // Which custom hosts a request may name (`x-gateway-custom-host`, an inline config's `custom_host`, a
@@ -36,9 +36,9 @@ export function presentEgressSettings(organisationId: string, settings: EgressSe
   };
 }
 
-function parseSettings(input: unknown): EgressSettings {
+function parseSettings(input: unknown, fields: BodySpec): EgressSettings {
   const body = asObject(input);
-  const problems = new Problems(EGRESS_SETTINGS);
+  const problems = new Problems(fields);
   problems.unknown(body);
   if (typeof body.allow_custom_hosts !== 'boolean')
     problems.add('allow_custom_hosts', 'allow_custom_hosts must be true or false');
@@ -84,7 +84,9 @@ export class EgressSettingsService {
   }
 
   async put(caller: Principal, input: unknown) {
-    const settings = parseSettings(input);
+    // The request bodies' field lists are control-plane only: model functions never load them.
+    const { EGRESS_SETTINGS } = await import('./bodies');
+    const settings = parseSettings(input, EGRESS_SETTINGS);
     const record: EgressSettingsRecord = {
       organisation_id: caller.organisationId,
       ...settings,

@@ -1,7 +1,7 @@
 import { notFound } from '../core/errors';
 import { newId } from '../core/ids';
 import type { Principal } from '../core/principal';
-import { compileChecks } from '../guardrails/engine';
+import { compileChecks, prepareChecks } from '../guardrails/engine';
 import { guardrailResolver } from '../guardrails/resolve';
 import { type GuardrailRecord, GuardrailStore } from '../store/guardrail-store';
 import { asObject } from './api-keys';
@@ -54,6 +54,7 @@ export class GuardrailService {
   }
 
   async create(caller: Principal, input: unknown): Promise<GuardrailRecord> {
+    await prepareChecks(input);
     const { name, checks } = this.validate(input, true);
     const now = new Date().toISOString();
     const record: GuardrailRecord = {
@@ -83,6 +84,7 @@ export class GuardrailService {
 
   async replace(caller: Principal, id: string, input: unknown): Promise<GuardrailRecord> {
     const current = await this.get(caller, id);
+    await prepareChecks(input);
     const { name, checks } = this.validate(input, false, current);
     const record = {
       ...current,

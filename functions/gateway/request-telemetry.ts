@@ -64,8 +64,11 @@ export function metricModel(provider: string, model: string): string {
 }
 
 export class RequestTelemetry {
+  private metrics?: Metrics;
+
+  /** `newMetrics` runs at the first request, not at import: a cold start does not wait for it. */
   constructor(
-    private readonly metrics: Metrics,
+    private readonly newMetrics: () => Metrics,
     private readonly logger: Logger,
   ) {}
 
@@ -79,6 +82,7 @@ export class RequestTelemetry {
     const origin = status === 499 ? 'client' : entry ? (entry.error?.origin ?? null) : request.errorOrigin;
     if (entry) this.logCompleted(entry);
 
+    this.metrics ??= this.newMetrics();
     const m = this.metrics;
     // Three dimension sets: the whole gateway (alarms), each operation, and each provider and model.
     m.addDimensions({});
@@ -145,9 +149,10 @@ export class RequestTelemetry {
 
 // Locally, local/server.ts sets POWERTOOLS_METRICS_DISABLED so that EMF records do not flood stdout.
 export const telemetry = new RequestTelemetry(
-  new Metrics({
-    namespace: METRICS_NAMESPACE,
-    serviceName: settings().serviceName,
-  }),
+  () =>
+    new Metrics({
+      namespace: METRICS_NAMESPACE,
+      serviceName: settings().serviceName,
+    }),
   logger,
 );

@@ -1,6 +1,7 @@
 import type { GatewayConfig } from '../core/gateway-config';
 import { settings } from '../core/settings';
 import { TtlCache } from '../core/ttl-cache';
+import { prepareChecks } from '../guardrails/engine';
 import { ControlStore } from '../store/control-store';
 import { parseConfig } from './config';
 
@@ -32,7 +33,9 @@ export class SavedConfigs {
       async () => {
         const record = await this.store.getConfig(organisationId, workspace, id);
         // Validated when saved; parsed again so that a config saved by an older version is checked anew.
-        const config = record ? parseConfig(JSON.parse(record.config_json)) : undefined;
+        const value: unknown = record ? JSON.parse(record.config_json) : undefined;
+        await prepareChecks(value);
+        const config = record ? parseConfig(value) : undefined;
         if (config && record?.created_by_admin) savedByAdmin.add(config);
         return config;
       },

@@ -4,6 +4,7 @@ import type { GatewayConfig } from '../core/gateway-config';
 import { logger } from '../core/logger';
 import type { Principal } from '../core/principal';
 import { parseClientJson } from '../core/request-body';
+import { prepareChecks } from '../guardrails/engine';
 import { findProvider, PROVIDER_NAMES } from '../providers';
 import type { ProviderAdapter, ProviderTarget } from '../providers/types';
 import { egressEnvironment } from './address-guard';
@@ -47,7 +48,9 @@ export async function readConfig(
     }
     return saved;
   }
-  return parseConfig(parseClientJson(text, 'x-gateway-config', 'x-gateway-config', 'invalid_config'));
+  const value = parseClientJson(text, 'x-gateway-config', 'x-gateway-config', 'invalid_config');
+  await prepareChecks(value);
+  return parseConfig(value);
 }
 
 /**

@@ -30,7 +30,11 @@ class Deadline {
     this.reset();
   }
   reset(): void {
-    clearTimeout(this.timer);
+    // Called for every chunk: rearming the same timer costs less than a new one.
+    if (this.timer) {
+      this.timer.refresh();
+      return;
+    }
     this.timer = setTimeout(() => {
       this.expired = true;
       this.onExpire();
@@ -39,6 +43,7 @@ class Deadline {
   }
   clear(): void {
     clearTimeout(this.timer);
+    this.timer = undefined;
   }
 }
 

@@ -42,6 +42,23 @@ export interface GuardrailReport {
   redacted: boolean;
 }
 
+const LAZY = [...CHECKS.values()].filter((c) => c.load);
+const loaded = new Set<string>();
+
+/**
+ * Loads the engines of the checks named anywhere in `value` (a config, a list of checks): call it before
+ * compiling them. Free once every engine is loaded; a name that merely appears only loads an engine early.
+ */
+export async function prepareChecks(value: unknown): Promise<void> {
+  if (value === undefined || loaded.size === LAZY.length) return;
+  const json = JSON.stringify(value);
+  for (const check of LAZY) {
+    if (loaded.has(check.type) || !json.includes(`"${check.type}"`)) continue;
+    await check.load?.();
+    loaded.add(check.type);
+  }
+}
+
 /**
  * Validates a list of checks (`{type, action?, id?, ...params}`) and compiles them, pushing every problem
  * into `problems` so a config error lists them all.

@@ -1,16 +1,24 @@
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
 
 // Patterns that come from callers run on RE2 (a pure-JS port: no native binary in the Lambda bundle).
 // RE2 takes time linear in the text whatever the pattern, so no pattern can stall the event loop; in
 // exchange it has no look-around and no back-references, and such a pattern is refused when saved.
 
-const FLAG_BITS: Record<string, number> = {
-  i: RE2JS.CASE_INSENSITIVE,
-  m: RE2JS.MULTILINE,
-  s: RE2JS.DOTALL,
-  // RE2 always matches by code point; `u` changes nothing.
-  u: 0,
-};
+// RE2 is a third of the chat bundle: it is imported when a config first names a regex check.
+let engine: typeof RE2JS | undefined;
+
+/** Loads RE2 once; `LinearPattern.compile` needs it (the regex check's `load`). */
+export async function loadLinearPatterns(): Promise<void> {
+  engine ??= (await import('re2js')).RE2JS;
+}
+
+function re2(): typeof RE2JS {
+  if (!engine) throw new Error('RE2 is not loaded: prepareChecks must run before a regex check is compiled');
+  return engine;
+}
+
+// RE2 always matches by code point; `u` changes nothing.
+const FLAG_NAMES = { i: 'CASE_INSENSITIVE', m: 'MULTILINE', s: 'DOTALL' } as const;
 
 export interface Span {
   start: number;
@@ -22,9 +30,13 @@ export class LinearPattern {
 
   /** Compiles a pattern in JavaScript syntax with JS flags (i, m, s, u); throws when RE2 cannot run it. */
   static compile(source: string, flags = ''): LinearPattern {
+    const RE2 = re2();
     let bits = 0;
-    for (const flag of flags) bits |= FLAG_BITS[flag] ?? 0;
-    return new LinearPattern(RE2JS.compile(source, bits));
+    for (const flag of flags) {
+      const name = FLAG_NAMES[flag as keyof typeof FLAG_NAMES];
+      if (name) bits |= RE2[name];
+    }
+    return new LinearPattern(RE2.compile(source, bits));
   }
 
   /** Every non-empty, non-overlapping match, left to right, as UTF-16 offsets into `text`. */
@@ -64,7 +76,8 @@ function wordCharAt(text: string, index: number): boolean {
 /**
  * Every occurrence of a literal word: a plain substring search, no regular expression, so linear in
  * the text for words of bounded length. Case-insensitive by lower-casing both sides, when that keeps
- * every offset in place (it does for all text but a few special letters, which fall back to RE2).
+ * every offset in place (it does for all text but a few special letters, which fall back to a literal
+ * RegExp: with nothing but literal characters it has nothing to backtrack over).
  */
 export function findWord(text: string, word: string, caseSensitive: boolean, wholeWords: boolean): Span[] {
   let haystack = text;
@@ -89,6 +102,8 @@ export function findWord(text: string, word: string, caseSensitive: boolean, who
 }
 
 function literalFallback(text: string, word: string, wholeWords: boolean): Span[] {
-  const spans = LinearPattern.compile(RE2JS.quote(word), 'i').spans(text);
+  const literal = new RegExp(word.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&'), 'giu');
+  const spans: Span[] = [];
+  for (const m of text.matchAll(literal)) spans.push({ start: m.index, end: m.index + m[0].length });
   return wholeWords ? spans.filter((s) => !wordCharBefore(text, s.start) && !wordCharAt(text, s.end)) : spans;
 }

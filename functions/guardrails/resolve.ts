@@ -1,7 +1,7 @@
 import { badRequest } from '../core/errors';
 import { settings } from '../core/settings';
 import { GuardrailStore } from '../store/guardrail-store';
-import { type CompiledCheck, compileChecks } from './engine';
+import { type CompiledCheck, compileChecks, prepareChecks } from './engine';
 
 /** A config's guardrails, compiled: what runs before the provider call and on what comes back. */
 export interface RequestGuardrails {
@@ -101,6 +101,7 @@ export class GuardrailResolver {
     const cacheKey = JSON.stringify(expanded);
     const hit = this.compiled.get(cacheKey);
     if (hit && hit.expires > Date.now()) return hit.value;
+    await prepareChecks(expanded);
     const problems: string[] = [];
     const compiled = compileChecks(expanded, at, problems);
     if (problems.length > 0)

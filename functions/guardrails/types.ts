@@ -33,6 +33,11 @@ export interface CheckContext {
 /** One kind of check. Adding a check is adding a file that exports one of these, and listing it. */
 export interface GuardrailCheck<P = unknown> {
   type: string;
+  /**
+   * Loads, once, a heavy engine that `parse` needs (kept out of the cold start: only configs that name the
+   * check pay for it). `prepareChecks` calls it before any list naming the check is compiled.
+   */
+  load?(): Promise<void>;
   /** Validates the check's parameters once, when the config is read; pushes every problem found. */
   parse(params: Record<string, unknown>, problems: string[], at: string): P;
   run(text: string, params: P, context: CheckContext): CheckVerdict | Promise<CheckVerdict>;

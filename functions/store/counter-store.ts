@@ -10,7 +10,7 @@ import {
 import { logger } from '../core/logger';
 import { settings } from '../core/settings';
 import { isConditionFailure } from './control-store';
-import { documentClient, dynamoClient, tableName } from './dynamo';
+import { documentClient, tableName } from './dynamo';
 
 // Single-item atomic counters (docs/architecture.md, "A new store": no read-modify-write). Keys:
 //   VK#<virtual key id> / STATE                     -> what is enforced: budget, period, alert, rate limit;
@@ -443,8 +443,8 @@ export class CounterStore {
     const hold: BudgetHold = { pk, sk, attribute: RESERVATION_PREFIX + requestId, usd };
     for (let round = 0; round < 2; round++) {
       try {
-        // In DynamoDB's attribute format: this call is on the request's path (see `dynamoClient`).
-        await dynamoClient().send(
+        // In DynamoDB's attribute format: on the request's path, this call skips the document conversion.
+        await documentClient().send(
           new UpdateItemCommand({
             TableName: TABLE(),
             Key: { pk: { S: pk }, sk: { S: sk } },

@@ -176,9 +176,14 @@ describe('GatewayObservability', () => {
   it('builds the dashboard files into the dashboard function, and only there', () => {
     const hooks = lambdaBundling(false, 'dashboard').commandHooks;
     expect(hooks?.afterBundling('/repo', '/out')).toEqual([
+      '"/repo/node_modules/.bin/tsx" "/repo/scripts/bundle-function.ts" "/repo/functions/handlers/dashboard.ts" "/out"',
       '"/repo/node_modules/.bin/tsx" "/repo/dashboard/build.ts" "/out/dashboard"',
     ]);
-    expect(lambdaBundling(false, 'chat').commandHooks).toBeUndefined();
+    // Every function group is bundled again with code splitting (lazy chunks); only the dashboard gets files.
+    expect(lambdaBundling(true, 'chat').commandHooks?.afterBundling('/repo', '/out')).toEqual([
+      '"/repo/node_modules/.bin/tsx" "/repo/scripts/bundle-function.ts" "/repo/functions/handlers/chat.ts" "/out" --sourcemap',
+    ]);
+    expect(lambdaBundling(false).commandHooks).toBeUndefined();
   });
 
   it('has no subscription without an email, and rejects a gateway:alarmEmail that is not an address', () => {

@@ -1,18 +1,21 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LogEntry } from '../../functions/core/log-entry';
 import { loadSettings } from '../../functions/core/settings';
+import { DynamoDBHttpClient } from '../../functions/store/dynamodb-http';
 import { ALL_TABLES } from '../../functions/store/tables';
 
 // The log writer, on a mocked DynamoDB: what it writes for entries of every size, and what it does
 // when a write fails. Blobs go to files under a temporary data dir.
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gateway-logstore-'));
-const db = mockClient(DynamoDBDocumentClient);
+// aws-sdk-client-mock stubs `send` on the prototype; the stores' client has no SDK middleware stack, which
+// is all the SDK type asks for beyond that.
+const db = mockClient(DynamoDBHttpClient as unknown as typeof DynamoDBDocumentClient);
 let LogStore: typeof import('../../functions/store/log-store').LogStore;
 
 beforeAll(async () => {

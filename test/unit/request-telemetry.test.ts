@@ -29,7 +29,7 @@ function setup() {
   const metrics = new CapturedMetrics({ namespace: METRICS_NAMESPACE, serviceName: 'gateway' });
   const logger = new Logger({ serviceName: 'gateway', logLevel: 'INFO' });
   const info = vi.spyOn(logger, 'info').mockImplementation(() => undefined);
-  return { metrics, info, telemetry: new RequestTelemetry(metrics, logger) };
+  return { metrics, info, telemetry: new RequestTelemetry(() => metrics, logger) };
 }
 
 function entry(overrides: Partial<LogEntry> = {}): LogEntry {

@@ -2,11 +2,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  type DynamoDBDocumentClient,
+  PutCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LogEntry } from '../../functions/core/log-entry';
 import { loadSettings } from '../../functions/core/settings';
+import { DynamoDBHttpClient } from '../../functions/store/dynamodb-http';
 import { ALL_TABLES } from '../../functions/store/tables';
 
 // The local server's batched writes, on a mocked DynamoDB: log entries go out in BatchWriteItem calls of
@@ -14,7 +20,8 @@ import { ALL_TABLES } from '../../functions/store/tables';
 // share one update unless a reservation was swept meanwhile. Nothing is dropped either way.
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gateway-batching-'));
-const db = mockClient(DynamoDBDocumentClient);
+// aws-sdk-client-mock stubs `send` on the prototype of the stores' client.
+const db = mockClient(DynamoDBHttpClient as unknown as typeof DynamoDBDocumentClient);
 let logs: typeof import('../../functions/store/log-store');
 let counters: typeof import('../../functions/store/counter-store');
 

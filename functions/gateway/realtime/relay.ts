@@ -3,6 +3,7 @@ import { asGatewayError } from '../../core/errors';
 import type { LogEntry } from '../../core/log-entry';
 import { logger } from '../../core/logger';
 import { credentialMasker, type SecretMasker } from '../../core/secret-mask';
+import { prepareChecks } from '../../guardrails/engine';
 import { RealtimeGuard, type Verdict } from '../../guardrails/realtime-guard';
 import type { ModerationResult } from '../../guardrails/types';
 import { type ClientConnections, ConnectionGoneError } from '../../store/client-connections';
@@ -523,6 +524,7 @@ function budgetExhausted(holder: string, name: string, limit: number): Ending {
   };
 }
 
-export function relaySession(job: RelayJob, deps: RelayDeps, options: RelayOptions): Promise<void> {
+export async function relaySession(job: RelayJob, deps: RelayDeps, options: RelayOptions): Promise<void> {
+  await prepareChecks(job.guardrails);
   return new SessionRelay(job, deps, options).run();
 }

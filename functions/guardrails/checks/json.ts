@@ -1,6 +1,15 @@
-import { Validator } from '@cfworker/json-schema';
+import type { Validator } from '@cfworker/json-schema';
 import type { GuardrailCheck } from '../types';
 import { noOtherFields } from './param';
+
+// The validator is imported when a config first names a json_schema check, not at cold start.
+let ValidatorClass: typeof Validator | undefined;
+
+function newValidator(...args: ConstructorParameters<typeof Validator>): Validator {
+  if (!ValidatorClass)
+    throw new Error('the JSON Schema validator is not loaded: prepareChecks must run first');
+  return new ValidatorClass(...args);
+}
 
 /** Models often wrap JSON in a Markdown code fence; the JSON inside is what is checked. */
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
@@ -27,18 +36,21 @@ export const validJsonCheck: GuardrailCheck<Record<string, never>> = {
 export const jsonSchemaCheck: GuardrailCheck<{ validator: Validator }> = {
   type: 'json_schema',
   redacts: false,
+  async load() {
+    ValidatorClass ??= (await import('@cfworker/json-schema')).Validator;
+  },
   parse(params, problems, at) {
     noOtherFields(params, ['schema'], problems, at);
     const schema = params.schema;
     if (!schema || typeof schema !== 'object' || Array.isArray(schema)) {
       problems.push(`${at}.schema must be a JSON Schema object`);
-      return { validator: new Validator({}) };
+      return { validator: newValidator({}) };
     }
     try {
-      return { validator: new Validator(schema as Record<string, unknown>, '2020-12', false) };
+      return { validator: newValidator(schema as Record<string, unknown>, '2020-12', false) };
     } catch (error) {
       problems.push(`${at}.schema is not a usable JSON Schema: ${(error as Error).message}`);
-      return { validator: new Validator({}) };
+      return { validator: newValidator({}) };
     }
   },
   run(text, { validator }) {

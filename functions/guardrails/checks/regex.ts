@@ -1,4 +1,4 @@
-import { LinearPattern } from '../linear-pattern';
+import { LinearPattern, loadLinearPatterns } from '../linear-pattern';
 import type { GuardrailCheck } from '../types';
 import { noOtherFields, optionalBoolean } from './param';
 
@@ -7,8 +7,6 @@ interface Params {
   mustMatch: boolean;
 }
 
-const NEVER = LinearPattern.compile('$^');
-
 /**
  * Fails when the pattern matches (or, with `must_match`, when it does not). The pattern runs on RE2,
  * in time linear in the text: look-around and back-references are refused when the check is saved.
@@ -16,10 +14,12 @@ const NEVER = LinearPattern.compile('$^');
 export const regexCheck: GuardrailCheck<Params> = {
   type: 'regex',
   redacts: true,
+  load: loadLinearPatterns,
   parse(params, problems, at) {
     noOtherFields(params, ['pattern', 'flags', 'must_match'], problems, at);
     const flags = params.flags === undefined ? 'i' : params.flags;
-    let pattern = NEVER;
+    // Never run: a check with problems is refused. It matches nothing.
+    let pattern = LinearPattern.compile('$^');
     if (typeof params.pattern !== 'string' || params.pattern === '' || params.pattern.length > 1000) {
       problems.push(`${at}.pattern must be a regular expression of 1 to 1000 characters`);
     } else if (typeof flags !== 'string' || !/^[imsu]*$/.test(flags)) {

@@ -1,8 +1,8 @@
-import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import { badRequest } from '../../core/errors';
 import { settings } from '../../core/settings';
+import { Sha256 } from '../../core/sha256';
 import type { ProviderTarget } from '../types';
 
 // Credentials and SigV4 signing of Bedrock Runtime calls, with no AWS SDK client.

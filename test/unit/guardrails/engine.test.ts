@@ -1,7 +1,9 @@
-import { describe, expect, it } from 'vitest';
-import { compileChecks, runChecks } from '../../../functions/guardrails/engine';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { compileChecks, prepareChecks, runChecks } from '../../../functions/guardrails/engine';
 
 describe('guardrail engine', () => {
+  beforeAll(() => prepareChecks([{ type: 'regex' }]));
+
   it('lists every config problem at once', () => {
     const problems: string[] = [];
     compileChecks(

@@ -1,5 +1,10 @@
-import { compileChecks, runChecks } from '../../../functions/guardrails/engine';
+import { compileChecks, prepareChecks, runChecks } from '../../../functions/guardrails/engine';
+import { CHECKS } from '../../../functions/guardrails/registry';
 import type { CheckContext } from '../../../functions/guardrails/types';
+
+// The request path loads a check's engine (RE2, the JSON Schema validator) before compiling; these
+// helpers compile synchronously, so every engine is loaded once here.
+await prepareChecks([...CHECKS.keys()].map((type) => ({ type })));
 
 /** Compiles one check from its config, failing the test on config problems. */
 export function compileOne(config: Record<string, unknown>) {

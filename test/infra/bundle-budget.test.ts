@@ -1,0 +1,51 @@
+import { join } from 'node:path';
+import { build, type Metafile } from 'esbuild';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { FUNCTION_GROUPS } from '../../functions/core/operations';
+import { esbuildOptions, startupBytes, startupOutputs } from '../../lib/bundling';
+
+// The chat function's cold start loads index.mjs and the chunks it imports statically: that stays within
+// 300 KB, and the heavy modules of rare paths stay in lazy chunks. Built here exactly as deployed.
+
+const BUDGET_KB = 300;
+// Modules a cold start must not load: regex and JSON Schema guardrails, JWT verification, the SDK client.
+const LAZY_OR_ABSENT = [
+  /node_modules\/re2js\//,
+  /node_modules\/@cfworker\/json-schema\//,
+  /node_modules\/aws-jwt-verify\//,
+  /node_modules\/@aws-sdk\/client-dynamodb\//,
+  /node_modules\/@aws-sdk\/lib-dynamodb\//,
+  /node_modules\/ipaddr\.js\//,
+];
+
+let meta: Metafile;
+
+beforeAll(async () => {
+  const root = join(import.meta.dirname, '../..');
+  const result = await build({
+    ...esbuildOptions(join(root, FUNCTION_GROUPS.chat.entry), join(root, 'dist/budget-chat'), false),
+    absWorkingDir: root,
+    write: false,
+    logLevel: 'silent',
+  });
+  meta = result.metafile as Metafile;
+});
+
+/** Inputs of the outputs a cold start loads. */
+const startupInputs = () =>
+  startupOutputs(meta).flatMap((path) => Object.keys(meta.outputs[path]?.inputs ?? {}));
+
+describe('the chat bundle', () => {
+  it(`loads at most ${BUDGET_KB} KB at cold start`, () => {
+    expect(startupBytes(meta) / 1024).toBeLessThanOrEqual(BUDGET_KB);
+  });
+
+  it('keeps rare heavy modules out of the cold start, in lazy chunks or not at all', () => {
+    const loaded = startupInputs();
+    for (const pattern of LAZY_OR_ABSENT) expect(loaded.filter((input) => pattern.test(input))).toEqual([]);
+    const all = Object.keys(meta.inputs);
+    // Present, but lazily: the regex engine and the JSON Schema validator are in the package.
+    expect(all.some((input) => /node_modules\/re2js\//.test(input))).toBe(true);
+    expect(all.some((input) => /node_modules\/@cfworker\/json-schema\//.test(input))).toBe(true);
+  });
+});
