@@ -1,5 +1,6 @@
 import { badRequest, bodyTooLarge, type ErrorCode } from './errors';
 import type { HttpEvent } from './http';
+import type { UsageLogDraft } from './log-entry';
 import { settings } from './settings';
 
 /** Deeper JSON is refused before it is parsed: every later walk over it (copies, guardrails) may recurse. */
@@ -116,4 +117,16 @@ export function tryJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A JSON model request on its log entry: the body, then (once their lengths are checked, so an oversized
+ * value never reaches the log's keys) the model, user and stream flag it names.
+ */
+export function logModelRequest(log: UsageLogDraft, body: Record<string, unknown>): void {
+  log.request = body;
+  checkFieldLengths(body);
+  if (typeof body.model === 'string') log.model = body.model;
+  if (typeof body.user === 'string') log.user = body.user;
+  log.stream = body.stream === true;
 }

@@ -1,6 +1,6 @@
 import { badRequest } from '../core/errors';
 import type { HttpEvent, HttpResult, ModelCallState } from '../core/http';
-import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
+import { bodyText, jsonBody, logModelRequest } from '../core/request-body';
 import type { ChatCall, ChatContext, ChatTranslation, Json } from '../providers/types';
 import { exchange } from './call-upstream';
 import { type ChatStreamWriter, chatPassthrough, translatedChat } from './chat-streams';
@@ -64,11 +64,7 @@ export async function runChatCompletion(
   native?: NativeRoute,
 ): Promise<HttpResult> {
   const log = state.log;
-  log.request = body;
-  checkFieldLengths(body);
-  if (typeof body.model === 'string') log.model = body.model;
-  if (typeof body.user === 'string') log.user = body.user;
-  log.stream = body.stream === true;
+  logModelRequest(log, body);
   validate(body);
   const guard = await RequestGuard.forRequest(state, body.model as string);
   // Redaction rewrites the body in place, so the provider and the log both see the redacted text.

@@ -1,7 +1,7 @@
 import { badRequest, type GatewayError, providerError, streamedProviderError } from '../core/errors';
 import type { HttpEvent, HttpResult, ModelCallState } from '../core/http';
 import type { Usage, UsageLogDraft } from '../core/log-entry';
-import { bodyText, checkFieldLengths, jsonBody, tryJson } from '../core/request-body';
+import { bodyText, jsonBody, logModelRequest, tryJson } from '../core/request-body';
 import { credentialMasker } from '../core/secret-mask';
 import { SseParser } from '../core/sse';
 import { exchange } from './call-upstream';
@@ -223,11 +223,7 @@ export async function responsesCreate(event: HttpEvent, state: ModelCallState): 
   const text = bodyText(event);
   log.request = text;
   const sent = jsonBody(text);
-  log.request = sent;
-  checkFieldLengths(sent);
-  if (typeof sent.model === 'string') log.model = sent.model;
-  if (typeof sent.user === 'string') log.user = sent.user;
-  log.stream = sent.stream === true;
+  logModelRequest(log, sent);
   validateResponsesRequest(sent);
   const body = await replayPrevious(state, sent);
   const stream = body.stream === true;
