@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { guardrailDenied } from '../../functions/core/errors';
 import { UsageLogDraft } from '../../functions/core/log-entry';
+import { loadSettings } from '../../functions/core/settings';
 import { SseFrames, SseParser } from '../../functions/core/sse';
 import { chatPassthrough, translatedChat } from '../../functions/gateway/chat-streams';
 import type { StreamWatch } from '../../functions/gateway/request-guard';
@@ -86,8 +87,11 @@ async function collect(stream: AsyncIterable<RelayChunk>): Promise<string[]> {
   return out;
 }
 
+/** Settings are read once: a test's drain window is loaded into them, and the default put back after. */
+const drainWindow = (ms: number) =>
+  loadSettings({ ...process.env, GATEWAY_ABANDONED_STREAM_DRAIN_MS: String(ms) });
 afterEach(() => {
-  delete process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS;
+  loadSettings();
 });
 
 describe('relayStream with an OpenAI-format stream passed through', () => {
@@ -180,7 +184,7 @@ describe('relayStream with an OpenAI-format stream passed through', () => {
   });
 
   it('stops sending when the client leaves, reads on for the usage, then cuts the upstream', async () => {
-    process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS = '1000';
+    drainWindow(1000);
     const client = new AbortController();
     let cut = false;
     let release!: () => void;
@@ -208,7 +212,7 @@ describe('relayStream with an OpenAI-format stream passed through', () => {
   });
 
   it('charges an estimate when the client left and the usage does not come within the drain window', async () => {
-    process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS = '20';
+    drainWindow(20);
     const client = new AbortController();
     async function* body(): AsyncGenerator<Buffer> {
       yield Buffer.from(data(delta('one two three')));
@@ -286,7 +290,7 @@ describe('relayStream with a translated stream', () => {
   });
 
   it("reads the provider's usage after the client left, when it comes within the window", async () => {
-    process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS = '1000';
+    drainWindow(1000);
     const client = new AbortController();
     async function* body(): AsyncGenerator<Buffer> {
       yield Buffer.from(start + text('one '));
