@@ -4,6 +4,7 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { Authenticator } from '../functions/control/authenticator';
 import { bootstrap } from '../functions/control/bootstrap';
+import { loadSettings } from '../functions/core/settings';
 import { ControlStore } from '../functions/store/control-store';
 import { ALL_TABLES } from '../functions/store/tables';
 import { ensureTables, localTableName, startDynalite } from '../local/dynamodb';
@@ -18,6 +19,8 @@ process.env.AWS_ACCESS_KEY_ID ??= 'local';
 process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 for (const def of ALL_TABLES) process.env[def.envVar] ??= localTableName(def);
+// Settings are read once: load them again now that this process's variables are set.
+loadSettings();
 await ensureTables(dynamo.endpoint);
 const { organisationId } = await bootstrap(ADMIN_KEY);
 
