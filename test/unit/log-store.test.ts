@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { LogEntry } from '../../functions/core/log-entry';
 import { loadSettings } from '../../functions/core/settings';
 import { DynamoDBHttpClient } from '../../functions/store/dynamodb-http';
 import { ALL_TABLES } from '../../functions/store/tables';
+import { sampleLogEntry } from '../support/log-entry';
 
 // The log writer, on a mocked DynamoDB: what it writes for entries of every size, and what it does
 // when a write fails. Blobs go to files under a temporary data dir.
@@ -30,34 +30,7 @@ afterAll(() => {
 });
 beforeEach(() => db.reset());
 
-function entry(overrides: Partial<LogEntry> = {}): LogEntry {
-  return {
-    id: '01JABCDEFGHJKMNPQRSTVWXYZ0',
-    trace_id: 't',
-    timestamp: new Date(0).toISOString(),
-    organisation_id: 'org_1',
-    workspace: 'default',
-    auth: { type: 'api_key', key_id: 'key_1' },
-    user: null,
-    metadata: {},
-    operation: 'chat.completions',
-    provider: 'openai',
-    model: 'gpt-4o',
-    virtual_key: null,
-    status: 200,
-    stream: false,
-    latency_ms: 1,
-    upstream_latency_ms: 1,
-    first_chunk_ms: null,
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-    cost: 0.001,
-    request: { messages: [] },
-    response: { choices: [] },
-    error: null,
-    attempts: [],
-    ...overrides,
-  };
-}
+const entry = sampleLogEntry;
 
 const puts = () => db.commandCalls(PutCommand).map((c) => c.args[0].input.Item as Record<string, unknown>);
 // Index items: the body items (`pk` ending in `#body`) are written beside them.

@@ -14,6 +14,7 @@ import type { LogEntry } from '../../functions/core/log-entry';
 import { loadSettings } from '../../functions/core/settings';
 import { DynamoDBHttpClient } from '../../functions/store/dynamodb-http';
 import { ALL_TABLES } from '../../functions/store/tables';
+import { sampleLogEntry } from '../support/log-entry';
 
 // The local server's batched writes, on a mocked DynamoDB: log entries go out in BatchWriteItem calls of
 // at most 25 items with what DynamoDB leaves unprocessed sent again, and settlements of one budget item
@@ -41,31 +42,8 @@ afterAll(() => {
 });
 beforeEach(() => db.reset());
 
-const entry = (n: number): LogEntry => ({
-  id: `01JABCDEFGHJKMNPQRSTVW${String(n).padStart(4, '0')}`,
-  trace_id: 't',
-  timestamp: new Date(0).toISOString(),
-  organisation_id: 'org_1',
-  workspace: 'default',
-  auth: { type: 'api_key', key_id: 'key_1' },
-  user: null,
-  metadata: {},
-  operation: 'chat.completions',
-  provider: 'openai',
-  model: 'gpt-4o',
-  virtual_key: null,
-  status: 200,
-  stream: false,
-  latency_ms: 1,
-  upstream_latency_ms: 1,
-  first_chunk_ms: null,
-  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-  cost: 0.001,
-  request: { messages: [] },
-  response: { choices: [] },
-  error: null,
-  attempts: [],
-});
+const entry = (n: number): LogEntry =>
+  sampleLogEntry({ id: `01JABCDEFGHJKMNPQRSTVW${String(n).padStart(4, '0')}` });
 
 type Put = { PutRequest: { Item: Record<string, unknown> } };
 const batches = () =>
