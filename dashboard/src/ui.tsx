@@ -83,9 +83,11 @@ export function ListTable<T>(props: {
   rows: T[];
   empty: ComponentChildren;
   head: ComponentChildren;
+  /** Whether rows end in a cell of buttons: its header is named for screen readers only. */
+  actions?: boolean;
   row: (item: T) => ComponentChildren;
 }) {
-  const { error = null, loaded, rows, empty, head, row } = props;
+  const { error = null, loaded, rows, empty, head, actions = false, row } = props;
   return (
     <>
       <Alert text={error} />
@@ -94,7 +96,14 @@ export function ListTable<T>(props: {
         <div class="card table-wrap">
           <table>
             <thead>
-              <tr>{head}</tr>
+              <tr>
+                {head}
+                {actions && (
+                  <th>
+                    <span class="sr-only">Actions</span>
+                  </th>
+                )}
+              </tr>
             </thead>
             <tbody>{rows.map(row)}</tbody>
           </table>

@@ -256,13 +256,9 @@ export function ApiKeysPage({
             <th>Budget</th>
             <th>Created</th>
             {showLastUsed && <th>Last used</th>}
-            {writable && (
-              <th>
-                <span class="sr-only">Actions</span>
-              </th>
-            )}
           </>
         }
+        actions={writable}
         row={(k) => (
           <tr key={k.id} data-row={k.id}>
             <td>

@@ -199,13 +199,9 @@ export function ConfigsPage({
             <th>Config</th>
             <th>Targets</th>
             <th>Updated</th>
-            {(writable || canTry) && (
-              <th>
-                <span class="sr-only">Actions</span>
-              </th>
-            )}
           </>
         }
+        actions={writable || canTry}
         row={(c) => (
           <tr key={c.id} data-row={c.id}>
             <td>

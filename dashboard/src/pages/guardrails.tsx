@@ -412,13 +412,9 @@ export function GuardrailsPage({ api, caller }: { api: GatewayApi; caller: Calle
             <th>Guardrail</th>
             <th>Checks</th>
             <th>Updated</th>
-            {writable && (
-              <th>
-                <span class="sr-only">Actions</span>
-              </th>
-            )}
           </>
         }
+        actions={writable}
         row={(g) => (
           <tr key={g.id} data-row={g.id}>
             <td>

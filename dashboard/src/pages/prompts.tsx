@@ -419,11 +419,9 @@ export function PromptsPage({
             <th>Variables</th>
             <th>Version</th>
             <th>Updated</th>
-            <th>
-              <span class="sr-only">Actions</span>
-            </th>
           </>
         }
+        actions
         row={(p) => (
           <tr key={p.id} data-row={p.id} class={open?.id === p.id ? 'selected' : ''}>
             <td>

@@ -336,13 +336,9 @@ export function VirtualKeysPage({
             <th>Spend against budget</th>
             <th>Rate limit</th>
             <th>Updated</th>
-            {writable && (
-              <th>
-                <span class="sr-only">Actions</span>
-              </th>
-            )}
           </>
         }
+        actions={writable}
         row={(vk) => (
           <tr key={vk.id} data-row={vk.slug}>
             <td>

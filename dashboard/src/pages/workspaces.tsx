@@ -234,11 +234,9 @@ export function WorkspacesPage({
             <th>Name</th>
             <th>Id</th>
             <th>Created</th>
-            <th>
-              <span class="sr-only">Actions</span>
-            </th>
           </>
         }
+        actions
         row={(w) => (
           <tr key={w.id} data-row={w.slug} class={open === w.slug ? 'selected' : ''}>
             <td class="nowrap">
