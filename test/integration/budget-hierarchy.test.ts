@@ -15,7 +15,7 @@ import {
 } from '../support/fake-openai';
 import { startFakeRealtime } from '../support/fake-realtime';
 import { useGateway } from '../support/fixture';
-import { ADMIN_KEY, waitForLog } from '../support/gateway';
+import { ADMIN_KEY, createVirtualKey, waitForLog } from '../support/gateway';
 import { openRealtime, refusal } from '../support/realtime-client';
 
 // Every request asks for at most 10,000 output tokens of gpt-4o-mini (0.60 USD per million): its
@@ -95,18 +95,8 @@ async function createApiKey(workspace: string, policy?: unknown): Promise<{ id: 
   return res.body;
 }
 
-async function createVirtualKey(slug: string, body: Record<string, unknown> = {}, workspace?: string) {
-  const res = await gw.api('POST', `/virtual-keys${workspace ? `?workspace=${workspace}` : ''}`, {
-    name: slug,
-    slug,
-    provider: 'openai',
-    key: 'sk-budget',
-    custom_host: fake.url,
-    ...(workspace ? { workspace } : {}),
-    ...body,
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-}
+const newKey = (slug: string, body: Record<string, unknown> = {}, workspace?: string) =>
+  createVirtualKey(gw, fake.url, slug, body, workspace);
 
 /** A client of `key` routed to the fake OpenAI with the caller's own provider key. */
 const direct = (key: string) =>
@@ -143,7 +133,7 @@ async function floodServesTen(send: () => Promise<Outcome>, param: string): Prom
 
 describe('budget reservations under concurrency', () => {
   it('a virtual key budget worth 10 requests serves 10 of 100 concurrent ones and never spends past it', async () => {
-    await createVirtualKey('vk-ten', { budget_limit: LIMIT });
+    await newKey('vk-ten', { budget_limit: LIMIT });
     const client = gw.client({ headers: { 'x-gateway-provider': '@vk-ten' } });
     await floodServesTen(() => ask(client), 'virtual_key');
     const spent = await settled(async () => (await gw.api('GET', '/virtual-keys/vk-ten')).body.spent);
@@ -199,8 +189,8 @@ describe('budget reservations under concurrency', () => {
 
 describe('nothing is free by accident', () => {
   it('an unpriced model is refused under a budget, served without one, and priced by a prices override', async () => {
-    await createVirtualKey('unpriced-budget', { budget_limit: 5 });
-    await createVirtualKey('unpriced-free');
+    await newKey('unpriced-budget', { budget_limit: 5 });
+    await newKey('unpriced-free');
     const refused = await ask(gw.client({ headers: { 'x-gateway-provider': '@unpriced-budget' } }), {
       model: 'o1-pro',
     });
@@ -230,7 +220,7 @@ describe('nothing is free by accident', () => {
   });
 
   it('a stream the client abandons is charged for what it consumed, marked as an estimate', async () => {
-    await createVirtualKey('abandoned', { budget_limit: 5 });
+    await newKey('abandoned', { budget_limit: 5 });
     fake.use(async (req, res) => {
       openSse(res);
       const model = String(req.body.model);
@@ -521,7 +511,7 @@ describe('tokens per minute', () => {
 describe('reservation expiry and alerts', () => {
   it('an expired reservation stops holding budget, and its late settlement still adds the actual cost', async () => {
     // 0.0125 USD holds two reservations of about 0.006 USD.
-    await createVirtualKey('expiring', { budget_limit: 0.0125 });
+    await newKey('expiring', { budget_limit: 0.0125 });
     let open!: () => void;
     const gate = new Promise<void>((r) => {
       open = r;

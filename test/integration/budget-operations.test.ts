@@ -4,7 +4,7 @@ import { loadSettings } from '../../functions/core/settings';
 import { chunk, openSse, sendJson, sleep, sseData, startFakeOpenAI } from '../support/fake-openai';
 import { video } from '../support/fake-openai-api';
 import { useGateway } from '../support/fixture';
-import { settledSpend as spendOf, waitForLog } from '../support/gateway';
+import { createVirtualKey, settledSpend as spendOf, waitForLog } from '../support/gateway';
 
 // Every priced operation reserves the most it can cost before its call, like chat. An embedding of a
 // 100,000-character input is bounded by the 100,002 bytes of the input's JSON; the fake reports exactly
@@ -34,17 +34,8 @@ beforeEach(() => {
   });
 });
 
-async function createVirtualKey(slug: string, body: Record<string, unknown> = {}) {
-  const res = await gw.api('POST', '/virtual-keys', {
-    name: slug,
-    slug,
-    provider: 'openai',
-    key: 'sk-budget',
-    custom_host: fake.url,
-    ...body,
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-}
+const newKey = (slug: string, body: Record<string, unknown> = {}) =>
+  createVirtualKey(gw, fake.url, slug, body);
 
 const statusOf = (p: Promise<unknown>) =>
   p.then(
@@ -60,7 +51,7 @@ const statusOf = (p: Promise<unknown>) =>
 describe('every priced operation reserves its cost', () => {
   it('concurrent embeddings against a budget worth 10 of them serve 10 and spend at most the limit', async () => {
     const limit = EMBEDDING_USD * 10.5;
-    await createVirtualKey('vk-embed', { budget_limit: limit });
+    await newKey('vk-embed', { budget_limit: limit });
     const client = gw.client({ headers: { 'x-gateway-provider': '@vk-embed' } });
     const statuses = await Promise.all(
       Array.from({ length: 40 }, () =>
@@ -82,7 +73,7 @@ describe('every priced operation reserves its cost', () => {
 
   it('concurrent image generations against a budget worth 3 of them serve 3 and spend at most the limit', async () => {
     const limit = IMAGE_USD * 3 + 0.05;
-    await createVirtualKey('vk-images', { budget_limit: limit });
+    await newKey('vk-images', { budget_limit: limit });
     const client = gw.client({ headers: { 'x-gateway-provider': '@vk-images' } });
     const statuses = await Promise.all(
       Array.from({ length: 20 }, () =>
@@ -104,8 +95,8 @@ describe('every priced operation reserves its cost', () => {
   });
 
   it('an unpriced embedding model is refused under a budget and served without one', async () => {
-    await createVirtualKey('vk-embed-budget', { budget_limit: 5 });
-    await createVirtualKey('vk-embed-free');
+    await newKey('vk-embed-budget', { budget_limit: 5 });
+    await newKey('vk-embed-free');
     const create = (slug: string) =>
       gw
         .client({ headers: { 'x-gateway-provider': `@${slug}` } })
@@ -120,7 +111,7 @@ describe('every priced operation reserves its cost', () => {
 
   it('speech reserves its cost: a budget smaller than one input is refused before the call', async () => {
     // tts-1 costs 15 USD per million characters: 10,000 characters are 0.15 USD.
-    await createVirtualKey('vk-speech', { budget_limit: 0.1 });
+    await newKey('vk-speech', { budget_limit: 0.1 });
     const client = gw.client({ headers: { 'x-gateway-provider': '@vk-speech' } });
     const refused = await client.audio.speech
       .create({ model: 'tts-1', voice: 'alloy', input: 'b'.repeat(10_000) })
@@ -146,8 +137,8 @@ describe('videos reserve their cost', () => {
         ),
       ),
     );
-    await createVirtualKey('vk-video-small', { budget_limit: 0.5 });
-    await createVirtualKey('vk-video', { budget_limit: 1 });
+    await newKey('vk-video-small', { budget_limit: 0.5 });
+    await newKey('vk-video', { budget_limit: 1 });
     const create = (slug: string) =>
       gw
         .client({ headers: { 'x-gateway-provider': `@${slug}` } })
@@ -257,7 +248,7 @@ describe('a stream the client abandons', () => {
   }
 
   it("is charged the provider's usage when it arrives after the client left", async () => {
-    await createVirtualKey('vk-late-usage', { budget_limit: 5 });
+    await newKey('vk-late-usage', { budget_limit: 5 });
     lateUsage(300);
     const entry = await waitForLog(gw, await abandon('vk-late-usage'));
     expect(entry.status).toBe(499);
@@ -269,7 +260,7 @@ describe('a stream the client abandons', () => {
   });
 
   it('falls back to the estimate when the usage does not come within GATEWAY_ABANDONED_STREAM_DRAIN_MS', async () => {
-    await createVirtualKey('vk-no-usage', { budget_limit: 5 });
+    await newKey('vk-no-usage', { budget_limit: 5 });
     lateUsage(1500);
     process.env.GATEWAY_ABANDONED_STREAM_DRAIN_MS = '50';
     loadSettings();

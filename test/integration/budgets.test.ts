@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { periodOf } from '../../functions/gateway/budget';
 import { completion, sendJson, sleep, startFakeOpenAI } from '../support/fake-openai';
 import { useGateway } from '../support/fixture';
-import { waitForLog } from '../support/gateway';
+import { createVirtualKey, waitForLog } from '../support/gateway';
 
 // 100k prompt + 50k completion tokens of gpt-4o-mini: 0.015 + 0.03 = 0.045 USD per request.
 const USAGE = { prompt_tokens: 100_000, completion_tokens: 50_000 };
@@ -18,17 +18,7 @@ beforeEach(() => {
   });
 });
 
-async function createKey(slug: string, body: Record<string, unknown>) {
-  const res = await gw.api('POST', '/virtual-keys', {
-    name: slug,
-    slug,
-    provider: 'openai',
-    key: 'sk-budget',
-    custom_host: fake.url,
-    ...body,
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-}
+const createKey = (slug: string, body: Record<string, unknown>) => createVirtualKey(gw, fake.url, slug, body);
 
 const ask = (slug: string, content = 'hi') =>
   gw

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
+import { expect } from 'vitest';
 import { type RunningGateway, startGateway } from '../../local/server';
 
 export const ADMIN_KEY = 'gwk_test_admin_key_0123456789';
@@ -88,4 +89,27 @@ export async function settledSpend(gw: TestGateway, slug: string): Promise<numbe
     last = now;
   }
   return last;
+}
+
+/**
+ * Creates virtual key `slug` for OpenAI at `baseUrl` (a fake upstream), in `workspace` when given, with
+ * `body`'s fields (budget, rate limit) on top; fails the test unless it is created.
+ */
+export async function createVirtualKey(
+  gw: TestGateway,
+  baseUrl: string,
+  slug: string,
+  body: Record<string, unknown> = {},
+  workspace?: string,
+): Promise<void> {
+  const res = await gw.api('POST', `/virtual-keys${workspace ? `?workspace=${workspace}` : ''}`, {
+    name: slug,
+    slug,
+    provider: 'openai',
+    key: 'sk-budget',
+    custom_host: baseUrl,
+    ...(workspace ? { workspace } : {}),
+    ...body,
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
 }
