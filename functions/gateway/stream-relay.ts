@@ -128,11 +128,6 @@ export function streamReply(
   };
 }
 
-/** How long a stream the client left is still read for the provider's usage (0: not at all). */
-function drainMs(): number {
-  return settings().abandonedStreamDrainMs;
-}
-
 /**
  * Relays one upstream stream to the client through `format`: each batch is sent as soon as its events
  * are complete, after the output guardrails have read it (the last event too, when the upstream ends
@@ -210,7 +205,8 @@ export async function* relayStream(format: StreamFormat, options: RelayOptions):
   } finally {
     client.removeEventListener('abort', onLeave);
     // The client left before the provider's usage: read on (sending nothing) until it comes, for a while.
-    const drain = drainMs();
+    // How long a stream the client left is still read for the provider's usage (0: not at all).
+    const drain = settings().abandonedStreamDrainMs;
     if (drain > 0 && client.aborted && !failure && !format.settled()) {
       await drainUsage(chunks, pending, drain, (bytes) => {
         format.push(bytes);
