@@ -6,11 +6,16 @@
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 import dynalite from 'dynalite';
+import { cacheParses } from './expression-cache.mjs';
 
 // dynalite's own modules: its store, checks and actions serve the in-process calls without its HTTP layer.
 const require = createRequire(import.meta.url);
 const db = require('dynalite/db');
 const validations = require('dynalite/validations');
+// Expressions are parsed once per shape (see expression-cache.mjs); the parsers are the modules the checks use.
+for (const parser of ['conditionParser', 'updateParser', 'projectionParser']) {
+  cacheParses(require(`dynalite/db/${parser}`));
+}
 
 // The store dynalite makes for its HTTP server is the one the message port serves too.
 let store;
@@ -21,7 +26,57 @@ db.create = (options) => {
 };
 const server = dynalite(workerData.options);
 db.create = createStore;
+readOnThisThread(store.db);
+writeTogether(store.db);
 const port = workerData.port;
+
+/**
+ * On disk, each write was its own job on the thread pool and its own leveldb write. Writes started in one
+ * turn of this thread's loop (the items and index entries of the calls that arrived together) now go as
+ * one leveldb batch, in the order they were made; each caller's promise settles with the batch.
+ */
+function writeTogether(level) {
+  if (level.constructor.name === 'MemoryLevel') return;
+  const batch = level._batch.bind(level);
+  let pending;
+  const flush = () => {
+    const { operations, waiters } = pending;
+    pending = undefined;
+    batch(operations, {}).then(
+      () => {
+        for (const w of waiters) w.resolve();
+      },
+      (error) => {
+        for (const w of waiters) w.reject(error);
+      },
+    );
+  };
+  const join = (operations) =>
+    new Promise((resolve, reject) => {
+      if (!pending) {
+        pending = { operations: [], waiters: [] };
+        setImmediate(flush);
+      }
+      pending.operations.push(...operations);
+      pending.waiters.push({ resolve, reject });
+    });
+  level._put = (key, value) => join([{ type: 'put', key, value }]);
+  level._del = (key) => join([{ type: 'del', key }]);
+  level._batch = (operations) => join(operations);
+}
+
+/**
+ * On disk (classic-level), a read is a job on libuv's thread pool and a hop back, costlier than the read
+ * itself: the block cache and memtable answer most of them. Reads are done on this thread instead. Writes
+ * still go to the pool, and dynalite holds an item's lock until its write is done, so a read never misses
+ * a write it must see.
+ */
+function readOnThisThread(level) {
+  if (!level.supports?.getSync || typeof level._getSync !== 'function') return;
+  level._get = async function (key, options) {
+    return this._getSync(key, options);
+  };
+}
 
 // Replies that are ready go back together: one message per turn, however many calls finished in it.
 let replies = [];
