@@ -110,38 +110,63 @@ function operation(target) {
 /**
  * Runs one call as dynalite's HTTP handler would after its transport checks (content type, signature
  * present, size): parse, type checks, validations, action. Errors keep DynamoDB's shape and status.
+ * `answer` is called once, with the status and the reply.
  */
-function serveMessage({ id, headers, body }) {
+function serveMessage({ headers, body }, answer) {
   const target = (headers['x-amz-target'] ?? '').split('.')[1] ?? '';
   let data;
   try {
     data = JSON.parse(body);
   } catch {
-    return reply(id, 400, { __type: 'com.amazon.coral.service#SerializationException' });
+    return answer(400, { __type: 'com.amazon.coral.service#SerializationException' });
   }
   let op;
   try {
     op = operation(target);
   } catch {
-    return reply(id, 400, { __type: 'com.amazon.coral.service#UnknownOperationException' });
+    return answer(400, { __type: 'com.amazon.coral.service#UnknownOperationException' });
   }
   const { checks, run } = op;
   try {
     data = validations.checkTypes(data, checks.types);
     validations.checkValidations(data, checks.types, checks.custom, store);
   } catch (error) {
-    if (error.statusCode) return reply(id, error.statusCode, error.body);
+    if (error.statusCode) return answer(error.statusCode, error.body);
     throw error;
   }
   run(store, data, (error, result) => {
-    if (error?.statusCode) return reply(id, error.statusCode, error.body);
+    if (error?.statusCode) return answer(error.statusCode, error.body);
     if (error) throw error;
-    reply(id, 200, result);
+    answer(200, result);
+  });
+}
+
+/**
+ * Two lanes. Calls a request waits on (reservations, reads, settlements) start as they arrive. Background
+ * calls (log entries and counters written after replies, which arrive in bursts: a window's summed counters
+ * at once) run one at a time beside them, so a reservation waits on at most one of them, not on a burst.
+ */
+const background = [];
+let backgroundRunning = false;
+function runBackground() {
+  const call = background.shift();
+  if (!call) {
+    backgroundRunning = false;
+    return;
+  }
+  backgroundRunning = true;
+  serveMessage(call, (status, data) => {
+    reply(call.id, status, data);
+    setImmediate(runBackground);
   });
 }
 
 port?.on('message', (calls) => {
-  for (const call of calls) serveMessage(call);
+  for (const call of calls) {
+    if (!call.background) serveMessage(call, (status, data) => reply(call.id, status, data));
+    else background.push(call);
+  }
+  if (!backgroundRunning && background.length > 0) runBackground();
 });
 server.listen(0, '127.0.0.1', () => {
   parentPort.postMessage({ port: server.address().port });
