@@ -1,7 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DeleteTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import {
   BatchWriteCommand,
   GetCommand,
@@ -54,7 +59,24 @@ async function createTable(endpoint: string, indexed = false) {
     .catch((error: Error) => {
       if (error.name !== 'ResourceInUseException') throw error;
     });
+  await untilTable(sdk, (status) => status === 'ACTIVE');
   sdk.destroy();
+}
+
+/** Waits until the table's status satisfies `done` (undefined: the table is gone). */
+async function untilTable(sdk: DynamoDBClient, done: (status: string | undefined) => boolean) {
+  for (let i = 0; i < 200; i++) {
+    const status = await sdk
+      .send(new DescribeTableCommand({ TableName }))
+      .then((out) => out.Table?.TableStatus as string | undefined)
+      .catch((error: Error) => {
+        if (error.name === 'ResourceNotFoundException') return undefined;
+        throw error;
+      });
+    if (done(status)) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('the table never reached the status waited for');
 }
 
 async function start(dataDir?: string) {
@@ -147,6 +169,7 @@ describe('the embedded DynamoDB', () => {
     await put('1');
     const sdk = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials });
     await sdk.send(new DeleteTableCommand({ TableName }));
+    await untilTable(sdk, (status) => status === undefined);
     sdk.destroy();
     await expect(put('2')).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
 
