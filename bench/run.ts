@@ -90,11 +90,19 @@ async function main() {
       { name: 'through gateway', port: gatewayPort, headers: gwHeaders },
     ];
     const firstChunks = paths.map(() => [] as FirstChunk[]);
+    // A non-streamed call in the same rhythm: each process has idled as long before it as before a stream.
+    const pausedDirect: number[] = [];
+    const pausedGateway: number[] = [];
+    const pause = () => new Promise((r) => setTimeout(r, STREAM_PAUSE_MS));
     for (let i = 0; i < STREAMS; i++) {
       for (const [j, path] of paths.entries()) {
         firstChunks[j]?.push(await streamCall(path.port, streamBody, path.headers));
-        await new Promise((r) => setTimeout(r, STREAM_PAUSE_MS));
+        await pause();
       }
+      pausedDirect.push((await direct()).total);
+      await pause();
+      pausedGateway.push((await viaGateway()).total);
+      await pause();
     }
     const p50 = (j: number, leg: keyof FirstChunk) =>
       pct(sort((firstChunks[j] ?? []).map((t) => t[leg])), 50);
@@ -114,6 +122,9 @@ async function main() {
       `${fmt(p99(2) - p99(0))}   (target: < 0.5 ms)`,
     );
     row('beyond a bare hop', (leg) => p50(2, leg) - p50(1, leg), fmt(p99(2) - p99(1)));
+    console.log(
+      `  a non-streamed call in the same rhythm: gateway overhead p50 ${fmt(pct(sort(pausedGateway), 50) - pct(sort(pausedDirect), 50))}   (back to back above: ${fmt(pct(gs, 50) - pct(ds, 50))})`,
+    );
   } finally {
     stop();
     agent.destroy();
