@@ -2,7 +2,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 // A zero-latency OpenAI-compatible upstream for the benchmark, in its own process. Streams send their
-// first chunk at once and the rest STREAM_GAP_MS apart.
+// first chunk at once and the rest STREAM_GAP_MS apart. The first chunk's id holds when the request came
+// in and when that chunk went out (`process.hrtime`, the machine's monotonic clock, which every process
+// on it shares), so the bench can split a first chunk's time into the way there and the way back
+// (`bench/first-chunk.ts`).
 const STREAM_CHUNKS = 5;
 const STREAM_GAP_MS = 20;
 
@@ -14,10 +17,11 @@ const reply = JSON.stringify({
   choices: [{ index: 0, message: { role: 'assistant', content: 'pong' }, finish_reason: 'stop' }],
   usage: { prompt_tokens: 8, completion_tokens: 1, total_tokens: 9 },
 });
-const chunk = (content: string) =>
-  `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+const chunk = (content: string, id = 'c') =>
+  `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
 
 const server = http.createServer({ noDelay: true }, (req, res) => {
+  const received = process.hrtime.bigint();
   const parts: Buffer[] = [];
   req.on('data', (c: Buffer) => parts.push(c));
   req.on('end', () => {
@@ -28,7 +32,7 @@ const server = http.createServer({ noDelay: true }, (req, res) => {
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.write(chunk('first'));
+    res.write(chunk('first', `chatcmpl-bench-${received}-${process.hrtime.bigint()}`));
     let sent = 1;
     const timer = setInterval(() => {
       if (sent++ < STREAM_CHUNKS) {

@@ -232,3 +232,69 @@ describe('streaming chat completions', () => {
     expect(upstreamClosed).toBe(true);
   });
 });
+
+describe('a streamed event goes out as soon as it is complete, not with a later one', () => {
+  /**
+   * The upstream writes its stream up to `held` (in pieces cut at `splits`, a few ms apart), then holds
+   * the rest until the client has read the first chunk, or for 3 s. Returns what the client read and
+   * which came first: the client's release or the timeout.
+   */
+  async function heldStream(
+    cut: (events: string[]) => { held: number; splits?: number[] },
+    headers: Record<string, string> = {},
+  ) {
+    let release!: () => void;
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    let winner = '';
+    fake.use(async (req, res) => {
+      const model = String(req.body.model);
+      const events = [
+        sseData(chunk(model, { role: 'assistant', content: 'first' })),
+        sseData(chunk(model, { content: ' second' }, 'stop')),
+        sseData(chunk(model, {}, null, { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 })),
+        sseData('[DONE]'),
+      ];
+      const all = events.join('');
+      const { held, splits = [] } = cut(events);
+      openSse(res);
+      let from = 0;
+      for (const at of [...splits, held]) {
+        res.write(all.slice(from, at));
+        from = at;
+        await sleep(10);
+      }
+      winner = await Promise.race([released.then(() => 'client'), sleep(3000).then(() => 'timeout')]);
+      res.end(all.slice(held));
+    });
+    const stream = await gw
+      .client({ headers: { 'x-gateway-custom-host': fake.url, ...headers } })
+      .chat.completions.create({ ...ask, stream: true });
+    let text = '';
+    for await (const part of stream) {
+      const content = part.choices[0]?.delta.content ?? '';
+      if (content === 'first') release();
+      text += content;
+    }
+    return { text, winner };
+  }
+
+  it('sends the first event while the rest of the read that completed it is the start of the next', async () => {
+    const seen = await heldStream((events) => ({ held: (events[0] as string).length + 20 }));
+    expect(seen).toEqual({ text: 'first second', winner: 'client' });
+  });
+
+  it('sends the first event once its last bytes arrive, when the upstream wrote it in two pieces', async () => {
+    const seen = await heldStream((events) => ({ held: (events[0] as string).length, splits: [25] }));
+    expect(seen).toEqual({ text: 'first second', winner: 'client' });
+  });
+
+  it('sends the first event before the next one comes when output guardrails read the stream', async () => {
+    const config = { output_guardrails: [{ type: 'contains', words: ['secret'], id: 'no-secret' }] };
+    const seen = await heldStream((events) => ({ held: (events[0] as string).length }), {
+      'x-gateway-config': JSON.stringify(config),
+    });
+    expect(seen).toEqual({ text: 'first second', winner: 'client' });
+  });
+});
