@@ -63,6 +63,9 @@ export function metricModel(provider: string, model: string): string {
   return base !== model && listed(provider, base) ? base : OTHER_MODEL;
 }
 
+// What publishStoredMetrics consults itself; protected only in Powertools' types.
+const metricsDisabled = (m: Metrics) => (m as unknown as { isDisabled(): boolean }).isDisabled();
+
 export class RequestTelemetry {
   private metrics?: Metrics;
 
@@ -86,7 +89,7 @@ export class RequestTelemetry {
     this.metrics ??= this.newMetrics();
     const m = this.metrics;
     // Disabled metrics (the local server) would be stored only to be dropped at the flush.
-    if (m.isDisabled()) return;
+    if (metricsDisabled(m)) return;
     // Three dimension sets: the whole gateway (alarms), each operation, and each provider and model.
     m.addDimensions({});
     if (request.operation) m.addDimensions({ operation: request.operation });
