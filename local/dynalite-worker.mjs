@@ -6,11 +6,16 @@
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 import dynalite from 'dynalite';
+import { cacheParses } from './expression-cache.mjs';
 
 // dynalite's own modules: its store, checks and actions serve the in-process calls without its HTTP layer.
 const require = createRequire(import.meta.url);
 const db = require('dynalite/db');
 const validations = require('dynalite/validations');
+// Expressions are parsed once per shape (see expression-cache.mjs); the parsers are the modules the checks use.
+for (const parser of ['conditionParser', 'updateParser', 'projectionParser']) {
+  cacheParses(require(`dynalite/db/${parser}`));
+}
 
 // The store dynalite makes for its HTTP server is the one the message port serves too.
 let store;
@@ -21,7 +26,57 @@ db.create = (options) => {
 };
 const server = dynalite(workerData.options);
 db.create = createStore;
+readOnThisThread(store.db);
+writeTogether(store.db);
 const port = workerData.port;
+
+/**
+ * On disk, each write was its own job on the thread pool and its own leveldb write. Writes started in one
+ * turn of this thread's loop (the items and index entries of the calls that arrived together) now go as
+ * one leveldb batch, in the order they were made; each caller's promise settles with the batch.
+ */
+function writeTogether(level) {
+  if (level.constructor.name === 'MemoryLevel') return;
+  const batch = level._batch.bind(level);
+  let pending;
+  const flush = () => {
+    const { operations, waiters } = pending;
+    pending = undefined;
+    batch(operations, {}).then(
+      () => {
+        for (const w of waiters) w.resolve();
+      },
+      (error) => {
+        for (const w of waiters) w.reject(error);
+      },
+    );
+  };
+  const join = (operations) =>
+    new Promise((resolve, reject) => {
+      if (!pending) {
+        pending = { operations: [], waiters: [] };
+        setImmediate(flush);
+      }
+      pending.operations.push(...operations);
+      pending.waiters.push({ resolve, reject });
+    });
+  level._put = (key, value) => join([{ type: 'put', key, value }]);
+  level._del = (key) => join([{ type: 'del', key }]);
+  level._batch = (operations) => join(operations);
+}
+
+/**
+ * On disk (classic-level), a read is a job on libuv's thread pool and a hop back, costlier than the read
+ * itself: the block cache and memtable answer most of them. Reads are done on this thread instead. Writes
+ * still go to the pool, and dynalite holds an item's lock until its write is done, so a read never misses
+ * a write it must see.
+ */
+function readOnThisThread(level) {
+  if (!level.supports?.getSync || typeof level._getSync !== 'function') return;
+  level._get = async function (key, options) {
+    return this._getSync(key, options);
+  };
+}
 
 // Replies that are ready go back together: one message per turn, however many calls finished in it.
 let replies = [];
@@ -55,38 +110,63 @@ function operation(target) {
 /**
  * Runs one call as dynalite's HTTP handler would after its transport checks (content type, signature
  * present, size): parse, type checks, validations, action. Errors keep DynamoDB's shape and status.
+ * `answer` is called once, with the status and the reply.
  */
-function serveMessage({ id, headers, body }) {
+function serveMessage({ headers, body }, answer) {
   const target = (headers['x-amz-target'] ?? '').split('.')[1] ?? '';
   let data;
   try {
     data = JSON.parse(body);
   } catch {
-    return reply(id, 400, { __type: 'com.amazon.coral.service#SerializationException' });
+    return answer(400, { __type: 'com.amazon.coral.service#SerializationException' });
   }
   let op;
   try {
     op = operation(target);
   } catch {
-    return reply(id, 400, { __type: 'com.amazon.coral.service#UnknownOperationException' });
+    return answer(400, { __type: 'com.amazon.coral.service#UnknownOperationException' });
   }
   const { checks, run } = op;
   try {
     data = validations.checkTypes(data, checks.types);
     validations.checkValidations(data, checks.types, checks.custom, store);
   } catch (error) {
-    if (error.statusCode) return reply(id, error.statusCode, error.body);
+    if (error.statusCode) return answer(error.statusCode, error.body);
     throw error;
   }
   run(store, data, (error, result) => {
-    if (error?.statusCode) return reply(id, error.statusCode, error.body);
+    if (error?.statusCode) return answer(error.statusCode, error.body);
     if (error) throw error;
-    reply(id, 200, result);
+    answer(200, result);
+  });
+}
+
+/**
+ * Two lanes. Calls a request waits on (reservations, reads, settlements) start as they arrive. Background
+ * calls (log entries and counters written after replies, which arrive in bursts: a window's summed counters
+ * at once) run one at a time beside them, so a reservation waits on at most one of them, not on a burst.
+ */
+const background = [];
+let backgroundRunning = false;
+function runBackground() {
+  const call = background.shift();
+  if (!call) {
+    backgroundRunning = false;
+    return;
+  }
+  backgroundRunning = true;
+  serveMessage(call, (status, data) => {
+    reply(call.id, status, data);
+    setImmediate(runBackground);
   });
 }
 
 port?.on('message', (calls) => {
-  for (const call of calls) serveMessage(call);
+  for (const call of calls) {
+    if (!call.background) serveMessage(call, (status, data) => reply(call.id, status, data));
+    else background.push(call);
+  }
+  if (!backgroundRunning && background.length > 0) runBackground();
 });
 server.listen(0, '127.0.0.1', () => {
   parentPort.postMessage({ port: server.address().port });

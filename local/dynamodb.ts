@@ -28,6 +28,8 @@ interface WorkerCall {
   path: string;
   headers: Record<string, string>;
   body: string;
+  /** No request waits on it: the thread serves it in its background lane. */
+  background: boolean;
 }
 
 /**
@@ -57,7 +59,7 @@ class EmbeddedDynamo implements DynamoTransport {
     port.unref();
   }
 
-  send(target: string, body: string): Promise<{ status: number; body: string }> {
+  send(target: string, body: string, background = false): Promise<{ status: number; body: string }> {
     const port = this.port;
     if (!port) return Promise.reject(new Error('the embedded DynamoDB is not running'));
     const id = this.nextId++;
@@ -73,6 +75,7 @@ class EmbeddedDynamo implements DynamoTransport {
           'x-amz-target': `DynamoDB_20120810.${target}`,
         },
         body,
+        background,
       });
     });
   }

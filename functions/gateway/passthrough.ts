@@ -111,15 +111,25 @@ function validSize(body: Record<string, unknown>): void {
 
 const once = new OnceStore();
 
-/** A video's price, logged by the first reply that shows it completed and by no other. */
-async function completedVideoCost({ provider, reply, principal }: CostInput): Promise<Costing | null> {
+/**
+ * A video's price, logged once per video: by its creation, whose reply already names the model, size and
+ * seconds ordered, so a video nobody reads back through the gateway is still paid for; or, for a video whose
+ * creation could not be priced or was not seen here, by the first read that shows it completed.
+ */
+async function videoPrice(
+  { provider, reply, principal }: CostInput,
+  when: (status: unknown) => boolean,
+): Promise<Costing | null> {
   const video = reply as { id?: unknown; status?: unknown } | undefined;
-  if (video?.status !== 'completed' || !str(video.id)) return null;
+  if (!video || !when(video.status) || !str(video.id)) return null;
   const cost = videoCost(provider, video);
   if (cost === null) return null;
   const first = await once.claim(principal.organisationId, `VIDEO#${provider}#${video.id}`);
   return first ? { usage: null, cost } : null;
 }
+
+const createdVideoCost = (input: CostInput) => videoPrice(input, (status) => status !== 'failed');
+const completedVideoCost = (input: CostInput) => videoPrice(input, (status) => status === 'completed');
 
 const none: PassthroughSpec = { request: 'none' };
 const body: PassthroughSpec = { request: 'body' };
@@ -165,7 +175,7 @@ export const PASSTHROUGH = {
       required(b, 'prompt');
       validSize(b);
     },
-    cost: completedVideoCost,
+    cost: createdVideoCost,
     // Sora 2 is the model the API uses when the request names none.
     maxCost: ({ provider, model, request }) => videoMaxCost(provider, model ?? 'sora-2', request),
   },

@@ -245,6 +245,7 @@ export class AnalyticsStore {
             ExpressionAttributeNames: names,
             ExpressionAttributeValues: values,
           }),
+          { background: true },
         );
       }),
     );

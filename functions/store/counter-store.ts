@@ -252,6 +252,7 @@ function writeCounter({ key, add, set }: PendingCounter): Promise<unknown> {
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
     }),
+    { background: true },
   );
 }
 

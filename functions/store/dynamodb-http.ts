@@ -195,7 +195,16 @@ type PerCall = string | undefined | (() => string | undefined);
 
 /** Another way to reach DynamoDB than signed HTTPS: the local server's embedded DynamoDB, in memory. */
 export interface DynamoTransport {
-  send(target: string, body: string): Promise<Reply>;
+  /** `background`: no request waits on the call (log and counter writes); it may yield to those that do. */
+  send(target: string, body: string, background?: boolean): Promise<Reply>;
+}
+
+export interface SendOptions {
+  /**
+   * No request waits on this call (log entries and counters written after the reply): the embedded
+   * DynamoDB serves the calls requests wait on first. DynamoDB itself treats every call alike.
+   */
+  background?: boolean;
 }
 
 export interface DynamoDBHttpOptions {
@@ -239,22 +248,22 @@ export class DynamoDBHttpClient {
     this.maxAttempts = options.maxAttempts ?? 3;
   }
 
-  send(command: GetCommand): Promise<GetCommandOutput>;
-  send(command: PutCommand): Promise<PutCommandOutput>;
-  send(command: UpdateCommand): Promise<UpdateCommandOutput>;
-  send(command: UpdateItemCommand): Promise<UpdateItemCommandOutput>;
-  send(command: DeleteCommand): Promise<DeleteCommandOutput>;
-  send(command: QueryCommand): Promise<QueryCommandOutput>;
-  send(command: ScanCommand): Promise<ScanCommandOutput>;
-  send(command: BatchGetCommand): Promise<BatchGetCommandOutput>;
-  send(command: BatchWriteCommand): Promise<BatchWriteCommandOutput>;
-  async send(command: Command): Promise<unknown> {
+  send(command: GetCommand, options?: SendOptions): Promise<GetCommandOutput>;
+  send(command: PutCommand, options?: SendOptions): Promise<PutCommandOutput>;
+  send(command: UpdateCommand, options?: SendOptions): Promise<UpdateCommandOutput>;
+  send(command: UpdateItemCommand, options?: SendOptions): Promise<UpdateItemCommandOutput>;
+  send(command: DeleteCommand, options?: SendOptions): Promise<DeleteCommandOutput>;
+  send(command: QueryCommand, options?: SendOptions): Promise<QueryCommandOutput>;
+  send(command: ScanCommand, options?: SendOptions): Promise<ScanCommandOutput>;
+  send(command: BatchGetCommand, options?: SendOptions): Promise<BatchGetCommandOutput>;
+  send(command: BatchWriteCommand, options?: SendOptions): Promise<BatchWriteCommandOutput>;
+  async send(command: Command, options: SendOptions = {}): Promise<unknown> {
     const operation = OPERATIONS.get(command.constructor);
     if (!operation) throw new Error(`unsupported DynamoDB command ${command.constructor.name}`);
     const body = JSON.stringify(operation.request(command.input as Wire));
     for (let attempt = 1; ; attempt++) {
       try {
-        const reply = await this.post(operation.target, body);
+        const reply = await this.post(operation.target, body, options.background === true);
         const parsed = reply.body ? (JSON.parse(reply.body) as Wire) : {};
         if (reply.status >= 300) {
           const type = String(parsed.__type ?? parsed.code ?? 'UnknownError');
@@ -316,8 +325,8 @@ export class DynamoDBHttpClient {
     return agent;
   }
 
-  private async post(operation: string, body: string): Promise<Reply> {
-    if (this.options.transport) return this.options.transport.send(operation, body);
+  private async post(operation: string, body: string, background: boolean): Promise<Reply> {
+    if (this.options.transport) return this.options.transport.send(operation, body, background);
     const { url, signer } = await this.resolve();
     const signed = await signer.sign({
       method: 'POST',

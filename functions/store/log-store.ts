@@ -183,7 +183,9 @@ async function writeBatch(batch: QueuedEntry[]): Promise<void> {
   try {
     for (let attempt = 0; requests.length > 0 && attempt < 5; attempt++) {
       if (attempt > 0) await new Promise((r) => setTimeout(r, 10 * 2 ** attempt));
-      const out = await db.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
+      const out = await db.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }), {
+        background: true,
+      });
       requests = (out.UnprocessedItems?.[table] ?? []) as typeof requests;
     }
   } catch (error) {

@@ -123,9 +123,10 @@ describe('every priced operation reserves its cost', () => {
 });
 
 describe('videos reserve their cost', () => {
-  it('refuses a video the budget cannot cover, and settles a served one so the next still fits', async () => {
-    // sora-2 costs 0.10 USD a second: 8 seconds reserve 0.80 USD; the price is charged once a read shows
-    // the video completed.
+  it('refuses a video the budget cannot cover, and charges a created one so the next no longer fits', async () => {
+    // sora-2 costs 0.10 USD a second: 8 seconds reserve 0.80 USD, and the creation is charged that price.
+    // Changed: a creation used to be charged nothing, and the price only once a read through the gateway
+    // showed the video completed, so two creations fitted a 1 USD budget (#20, nothing free by accident).
     fake.use((req, res) =>
       sendJson(
         res,
@@ -151,23 +152,23 @@ describe('videos reserve their cost', () => {
     expect((refused as InstanceType<typeof OpenAI.APIError>).param).toBe('virtual_key');
     expect(fake.requests.length).toBe(0);
 
-    // Each creation gives its reservation back once answered: two in a row fit a 1 USD budget.
     const { data: first, response } = await create('vk-video').withResponse();
     expect(first.status).toBe('queued');
-    expect((await waitForLog(gw, response.headers.get('x-gateway-request-id') ?? '')).status).toBe(200);
-    expect(await settledSpend('vk-video')).toBe(0);
-    await create('vk-video');
-    expect(fake.requests.length).toBe(2);
+    expect((await waitForLog(gw, response.headers.get('x-gateway-request-id') ?? '')).cost).toBeCloseTo(
+      0.8,
+      10,
+    );
+    expect(await settledSpend('vk-video')).toBeCloseTo(0.8, 10);
+    const over = await create('vk-video').catch((e: unknown) => e);
+    expect((over as InstanceType<typeof OpenAI.APIError>).status).toBe(412);
+    expect(fake.requests.length).toBe(1);
 
-    // The completed video is charged; another 8 seconds no longer fit.
+    // Reading it back completed charges nothing more.
     const done = await gw
       .client({ headers: { 'x-gateway-provider': '@vk-video' } })
       .videos.retrieve('video_budget1');
     expect(done.status).toBe('completed');
     expect(await settledSpend('vk-video')).toBeCloseTo(0.8, 10);
-    const over = await create('vk-video').catch((e: unknown) => e);
-    expect((over as InstanceType<typeof OpenAI.APIError>).status).toBe(412);
-    expect(fake.requests.length).toBe(3);
   });
 });
 

@@ -78,24 +78,37 @@ describe('images', () => {
 });
 
 describe('video', () => {
-  it('starts a generation, and logs its price once when a read shows it completed', async () => {
+  it('starts a generation and logs its price with the creation, never again when a read shows it completed', async () => {
+    // Changed: the price used to be logged by the first read showing the video completed, so a video
+    // nobody read back through the gateway was never paid for (#20, nothing is free by accident).
     const c = client();
     const { data: created, response } = await c.videos
       .create({ model: 'sora-2', prompt: 'A cat on a skateboard' })
       .withResponse();
     expect(created).toMatchObject({ id: 'video_fake1', status: 'queued' });
     const createdLog = await waitForLog(gw, requestId(response));
-    expect(createdLog).toMatchObject({ operation: 'videos.create', model: 'sora-2', cost: null });
+    // sora-2: $0.10 per second, 8 seconds.
+    expect(createdLog).toMatchObject({ operation: 'videos.create', model: 'sora-2' });
+    expect(createdLog.cost).toBeCloseTo(0.8, 12);
 
     fake.on('GET /v1/videos/{id}', (req, res) =>
       sendJson(res, 200, video(req.params.id ?? '', 'sora-2', 'completed')),
     );
+    const read = await c.videos.retrieve('video_fake1').withResponse();
+    expect(read.data.status).toBe('completed');
+    expect((await waitForLog(gw, requestId(read.response))).cost).toBeNull();
+  });
+
+  it('logs the price of a completed video whose creation it did not see, once', async () => {
+    fake.on('GET /v1/videos/{id}', (req, res) =>
+      sendJson(res, 200, video(req.params.id ?? '', 'sora-2', 'completed')),
+    );
+    const c = client();
     const first = await c.videos.retrieve('video_once1').withResponse();
     const second = await c.videos.retrieve('video_once1').withResponse();
     expect(first.data.status).toBe('completed');
     const firstLog = await waitForLog(gw, requestId(first.response));
     const secondLog = await waitForLog(gw, requestId(second.response));
-    // sora-2: $0.10 per second, 8 seconds.
     expect(firstLog.cost).toBeCloseTo(0.8, 12);
     expect(secondLog.cost).toBeNull();
   });
