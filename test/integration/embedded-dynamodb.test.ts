@@ -1,8 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  BatchWriteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DynamoDBHttpClient } from '../../functions/store/dynamodb-http';
 import { EMBEDDED_DYNAMO_CLIENT, startDynalite } from '../../local/dynamodb';
@@ -14,9 +20,9 @@ import { EMBEDDED_DYNAMO_CLIENT, startDynalite } from '../../local/dynamodb';
 const credentials = async () => ({ accessKeyId: 'AKIDTEST', secretAccessKey: 'secret' });
 const TableName = 'embedded-test';
 
-async function start(dataDir?: string) {
-  const dynamo = await startDynalite(dataDir);
-  const sdk = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials });
+/** The table, with a `by-kind` index when `indexed`; created over HTTP as the local server does. */
+async function createTable(endpoint: string, indexed = false) {
+  const sdk = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials });
   await sdk
     .send(
       new CreateTableCommand({
@@ -25,17 +31,35 @@ async function start(dataDir?: string) {
         AttributeDefinitions: [
           { AttributeName: 'pk', AttributeType: 'S' },
           { AttributeName: 'sk', AttributeType: 'S' },
+          ...(indexed ? [{ AttributeName: 'kind', AttributeType: 'S' as const }] : []),
         ],
         KeySchema: [
           { AttributeName: 'pk', KeyType: 'HASH' },
           { AttributeName: 'sk', KeyType: 'RANGE' },
         ],
+        GlobalSecondaryIndexes: indexed
+          ? [
+              {
+                IndexName: 'by-kind',
+                KeySchema: [
+                  { AttributeName: 'kind', KeyType: 'HASH' },
+                  { AttributeName: 'sk', KeyType: 'RANGE' },
+                ],
+                Projection: { ProjectionType: 'ALL' },
+              },
+            ]
+          : undefined,
       }),
     )
     .catch((error: Error) => {
       if (error.name !== 'ResourceInUseException') throw error;
     });
   sdk.destroy();
+}
+
+async function start(dataDir?: string) {
+  const dynamo = await startDynalite(dataDir);
+  await createTable(dynamo.endpoint);
   return { dynamo, db: new DynamoDBHttpClient({ transport: EMBEDDED_DYNAMO_CLIENT }) };
 }
 
@@ -114,5 +138,28 @@ describe('the embedded DynamoDB', () => {
       stop = undefined;
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+
+  it('sees a table deleted, and a table made again with an index, at once (descriptions are not kept stale)', async () => {
+    const { dynamo, db } = await start();
+    stop = () => dynamo.close();
+    const put = (sk: string) => db.send(new PutCommand({ TableName, Item: { pk: 'p', sk, kind: 'k' } }));
+    await put('1');
+    const sdk = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials });
+    await sdk.send(new DeleteTableCommand({ TableName }));
+    sdk.destroy();
+    await expect(put('2')).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+
+    await createTable(dynamo.endpoint, true);
+    await put('3');
+    const found = await db.send(
+      new QueryCommand({
+        TableName,
+        IndexName: 'by-kind',
+        KeyConditionExpression: 'kind = :k',
+        ExpressionAttributeValues: { ':k': 'k' },
+      }),
+    );
+    expect(found.Items?.map((i) => i.sk)).toEqual(['3']);
   });
 });
