@@ -32,14 +32,7 @@ function areaOf(url: string): string {
   return url.startsWith('node:') ? 'node' : url ? 'other' : '(native)';
 }
 
-/** Sampled time not idle, in µs. */
-function busyUs(profile: Profile): number {
-  const idle = new Set(profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
-  return profile.samples.reduce((sum, id, i) => sum + (idle.has(id) ? 0 : (profile.timeDeltas[i] ?? 0)), 0);
-}
-
-function summarise(file: string): void {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+function summarise(profile: Profile): void {
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -155,16 +148,25 @@ async function main() {
     upstream.child.kill('SIGTERM');
     rmSync(dataDir, { recursive: true, force: true });
   }
-  // One profile per thread: the server's main thread is the busiest, the embedded DynamoDB's the next.
-  const files = readdirSync(profileDir)
-    .map((f) => join(profileDir, f))
-    .map((f) => ({ f, busy: busyUs(JSON.parse(readFileSync(f, 'utf8')) as Profile) }))
-    .sort((a, b) => b.busy - a.busy);
-  const names = ['server main thread', 'embedded DynamoDB thread'];
-  files.slice(0, 2).forEach(({ f }, i) => {
-    console.log(`\n${names[i]} (${f})`);
-    summarise(f);
-  });
+  // One profile per thread, named CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile: the main thread is
+  // thread 0; the embedded DynamoDB's worker is the one running dynalite (tsx has a loader thread too).
+  const profiles = readdirSync(profileDir).map((f) => ({
+    file: join(profileDir, f),
+    thread: Number(/\.(\d+)\.\d+\.cpuprofile$/.exec(f)?.[1]),
+    profile: JSON.parse(readFileSync(join(profileDir, f), 'utf8')) as Profile,
+  }));
+  const main = profiles.find((p) => p.thread === 0);
+  const dynamo = profiles.find(
+    (p) => p.thread !== 0 && p.profile.nodes.some((n) => n.callFrame.url.includes('/dynalite/')),
+  );
+  for (const [name, found] of [
+    ['server main thread', main],
+    ['embedded DynamoDB thread', dynamo],
+  ] as const) {
+    if (!found) continue;
+    console.log(`\n${name} (${found.file})`);
+    summarise(found.profile);
+  }
 }
 
 await main();

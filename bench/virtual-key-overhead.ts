@@ -9,9 +9,9 @@
 // `npx tsx bench/virtual-key-overhead.ts [requests per variant]`
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startChild } from './support';
 
 const N = Number(process.argv[2] ?? 1000);
 const WARMUP = 200;
@@ -22,24 +22,10 @@ process.env.GATEWAY_STAGE_TIMING = '1';
 const { startGateway } = await import('../local/server');
 const { STAGES, takeStageTotals } = await import('../functions/core/stage-clock');
 
-const REPLY = JSON.stringify({
-  id: 'chatcmpl-bench',
-  object: 'chat.completion',
-  created: 1,
-  model: 'gpt-4o-mini',
-  choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-  usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
-});
-
-const upstream = http.createServer((req, res) => {
-  req.resume();
-  req.on('end', () => {
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(REPLY) });
-    res.end(REPLY);
-  });
-});
-await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', () => r()));
-const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+// The upstream runs in its own process, as in `bench/run.ts`: its work is then not counted in the stages
+// of the gateway, whose CPU this process measures.
+const upstream = await startChild(['bench/fake-upstream.ts'], {}, /fake upstream on (\d+)/);
+const upstreamUrl = `http://127.0.0.1:${upstream.match[1]}/v1`;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
 const gateway = await startGateway({
@@ -218,5 +204,5 @@ for (const stage of [...STAGES, 'total'] as const) {
 
 agent.destroy();
 await gateway.close();
-await new Promise<void>((r) => upstream.close(() => r()));
+upstream.child.kill('SIGTERM');
 rmSync(dataDir, { recursive: true, force: true });

@@ -51,8 +51,19 @@ export class LocalResponseStream extends Writable {
     callback: (error?: Error | null) => void,
   ): void {
     this.sendHead();
-    // The callback fires once the chunk is handed to the socket: back-pressure, and no buffering.
-    this.res.write(chunk, (error) => callback(error ?? null));
+    // The callback fires once the chunk is handed to the socket: back-pressure, and no buffering. A
+    // chunk the socket takes at once is acknowledged at once, so that an end that follows at once goes
+    // out in the same packet.
+    let called = false;
+    const taken = this.res.write(chunk, (error) => {
+      if (called) return;
+      called = true;
+      callback(error ?? null);
+    });
+    if (taken && !called) {
+      called = true;
+      callback();
+    }
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {

@@ -341,16 +341,33 @@ async function serve(
   await invoke(context, (c) => handlers[group](event, stream, c));
 }
 
+/**
+ * The request's body, whole. Read with plain events, not an async iterator: most bodies arrive in one
+ * chunk, which is then used as it is.
+ */
+function readBody(req: IncomingMessage): Promise<{ raw: Buffer; received: number }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    req.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      // Past the transport limit, keep counting but stop holding: the handler answers 413 and logs it.
+      if (received <= TRANSPORT_LIMIT) chunks.push(chunk);
+    });
+    req.once('end', () =>
+      resolve({ raw: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks), received }),
+    );
+    req.once('error', reject);
+    // A client gone before the end of its body: as the iterator would, fail instead of waiting forever.
+    req.once('close', () => {
+      if (!req.complete) reject(new Error('the client left before the end of its request body'));
+    });
+  });
+}
+
 /** A function URL event (payload format 2.0), as Lambda would build it from this request. */
 async function toEvent(req: IncomingMessage, url: URL): Promise<HttpEvent> {
-  const chunks: Buffer[] = [];
-  let received = 0;
-  for await (const chunk of req) {
-    received += (chunk as Buffer).length;
-    // Past the transport limit, keep counting but stop holding: the handler answers 413 and logs it.
-    if (received <= TRANSPORT_LIMIT) chunks.push(chunk as Buffer);
-  }
-  const raw = Buffer.concat(chunks);
+  const { raw, received } = await readBody(req);
   (req as { gatewayBody?: Buffer }).gatewayBody = raw;
   const headers: Record<string, string> = {};
   const cookies: string[] = [];

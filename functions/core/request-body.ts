@@ -21,7 +21,9 @@ export function bodyText(event: HttpEvent): string {
   if (declared > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
   const body = event.body ?? '';
   const text = event.isBase64Encoded ? Buffer.from(body, 'base64').toString('utf8') : body;
-  if (Buffer.byteLength(text) > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
+  // A UTF-16 unit is at most 3 UTF-8 bytes: only a text near the limit needs its bytes counted.
+  if (text.length * 3 > maxBodyBytes && Buffer.byteLength(text) > maxBodyBytes)
+    throw bodyTooLarge(maxBodyBytes);
   return text;
 }
 
@@ -31,18 +33,28 @@ export function bodyText(event: HttpEvent): string {
  */
 export function jsonTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
+    if (c === 0x22) {
+      // Strings are most of a model request: jump to the closing quote with a native search.
+      i = closingQuote(text, i);
+      if (i < 0) return false;
+    } else if (c === 0x5b || c === 0x7b) {
       if (++depth > limit) return true;
     } else if (c === 0x5d || c === 0x7d) depth--;
   }
   return false;
+}
+
+/** The index of the quote that closes the string opened at `open`, or -1 when it is never closed. */
+function closingQuote(text: string, open: number): number {
+  for (let at = text.indexOf('"', open + 1); at >= 0; at = text.indexOf('"', at + 1)) {
+    // A quote after an odd run of backslashes is escaped; the run cannot pass the opening quote.
+    let slashes = 0;
+    while (text.charCodeAt(at - 1 - slashes) === 0x5c) slashes++;
+    if (slashes % 2 === 0) return at;
+  }
+  return -1;
 }
 
 /**

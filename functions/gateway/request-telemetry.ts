@@ -1,4 +1,4 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
+import { type Logger, LogLevelThreshold } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { LogEntry } from '../core/log-entry';
 import { logger } from '../core/logger';
@@ -63,6 +63,9 @@ export function metricModel(provider: string, model: string): string {
   return base !== model && listed(provider, base) ? base : OTHER_MODEL;
 }
 
+// What publishStoredMetrics consults itself; protected only in Powertools' types.
+const metricsDisabled = (m: Metrics) => (m as unknown as { isDisabled(): boolean }).isDisabled();
+
 export class RequestTelemetry {
   private metrics?: Metrics;
 
@@ -80,10 +83,13 @@ export class RequestTelemetry {
     const latencyMs = entry?.latency_ms ?? request.latencyMs;
     // A departed client is neither the gateway's fault nor the provider's.
     const origin = status === 499 ? 'client' : entry ? (entry.error?.origin ?? null) : request.errorOrigin;
-    if (entry) this.logCompleted(entry);
+    // Built only when the line would be written (INFO or lower); locally it usually is not.
+    if (entry && this.logger.level <= LogLevelThreshold.INFO) this.logCompleted(entry);
 
     this.metrics ??= this.newMetrics();
     const m = this.metrics;
+    // Disabled metrics (the local server) would be stored only to be dropped at the flush.
+    if (metricsDisabled(m)) return;
     // Three dimension sets: the whole gateway (alarms), each operation, and each provider and model.
     m.addDimensions({});
     if (request.operation) m.addDimensions({ operation: request.operation });

@@ -86,7 +86,22 @@ export function splitModel(model: string): { model: string; slug?: string } {
   return { model: model.slice(cut + 1), slug: model.slice(1, cut) };
 }
 
+// Hosts seen lately, normalised: a request checks its route's hosts and then resolves them, and most
+// requests name the same few. Only successes are kept; plain http is checked against AWS on every call.
+const NORMALISED_MAX = 256;
+const normalised = new Map<string, string>();
+
 function normaliseHost(host: string, param: string): string {
+  const known = normalised.get(host);
+  if (known !== undefined && (known.startsWith('https:') || !egressEnvironment().onAws)) return known;
+  const value = parseHost(host, param);
+  if (host.length > 2048) return value;
+  if (normalised.size >= NORMALISED_MAX) normalised.clear();
+  normalised.set(host, value);
+  return value;
+}
+
+function parseHost(host: string, param: string): string {
   let url: URL;
   try {
     url = new URL(host);

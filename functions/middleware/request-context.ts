@@ -15,6 +15,9 @@ export const ORIGIN_SECRET_HEADER = 'x-gateway-origin-secret';
  */
 export type OriginSecret = (refresh?: boolean) => Promise<string | string[] | undefined>;
 
+/** None configured (the local server): every request passes, and the middleware has nothing to await. */
+const NO_ORIGIN_SECRET: OriginSecret = async () => undefined;
+
 /** A fresh read after a mismatch at most this often, so wrong values cannot hammer Secrets Manager. */
 const REFRESH_INTERVAL_MS = 10_000;
 
@@ -51,7 +54,7 @@ export function originSecretFrom(
     const values = [value, previous].filter((v): v is string => !!v);
     return async () => values;
   }
-  if (!arn) return async () => undefined;
+  if (!arn) return NO_ORIGIN_SECRET;
   let loading: Promise<string[]> | undefined;
   let loadedAt = 0;
   const get = (refresh = false) => {
@@ -94,26 +97,32 @@ async function originAccepted(originSecret: OriginSecret, presented: string | un
  */
 export function requestContext(originSecret: OriginSecret = originSecretFrom()): GatewayMiddleware {
   return {
-    before: async (request) => {
+    before: (request) => {
       const state = request.context.gateway;
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(request.event.headers ?? {})) {
+      const given = request.event.headers ?? {};
+      for (const k in given) {
+        const v = given[k];
         if (v !== undefined) headers[k.toLowerCase()] = v;
       }
-      const given = headers['x-gateway-trace-id'];
-      state.traceId = given && TRACE_ID.test(given) ? given : randomUUID();
+      const trace = headers['x-gateway-trace-id'];
+      state.traceId = trace && TRACE_ID.test(trace) ? trace : randomUUID();
       state.replyHeaders['x-gateway-request-id'] = state.requestId;
       state.replyHeaders['x-gateway-trace-id'] = state.traceId;
       const presented = headers[ORIGIN_SECRET_HEADER];
       // The secret has done its work here; nothing after this point may see or forward it.
       delete headers[ORIGIN_SECRET_HEADER];
       state.headers = headers;
-      if (!(await originAccepted(originSecret, presented))) {
-        throw forbidden(
-          'Call the gateway through its base URL; direct calls to its function URLs are refused.',
-          'origin_not_allowed',
-        );
-      }
+      if (originSecret !== NO_ORIGIN_SECRET) return checkOrigin(originSecret, presented);
     },
   };
+}
+
+async function checkOrigin(originSecret: OriginSecret, presented: string | undefined): Promise<void> {
+  if (!(await originAccepted(originSecret, presented))) {
+    throw forbidden(
+      'Call the gateway through its base URL; direct calls to its function URLs are refused.',
+      'origin_not_allowed',
+    );
+  }
 }

@@ -168,6 +168,30 @@ describe('errors: OpenAI-shaped, with the right status and origin, and logged', 
     expect(log.error.message).toBe(message);
   });
 
+  it('a whole reply cut mid-body is a 502, one that stalls mid-body a 408', async () => {
+    const call = () =>
+      raw(JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] }), {
+        'x-gateway-config': JSON.stringify({ custom_host: fake.url, request_timeout: 300 }),
+      });
+    fake.use((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"id":"chatcmpl-cut",');
+      setTimeout(() => res.destroy(), 50);
+    });
+    const cut = await call();
+    const log = await expectGatewayError(cut, 502, 'upstream_unreachable');
+    expect(String(cut.body.error.message)).toContain('reset');
+    expect(log.status).toBe(502);
+
+    fake.use(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"id":"chatcmpl-stall",');
+      await sleep(1000);
+      res.destroy();
+    });
+    await expectGatewayError(await call(), 408, 'upstream_timeout');
+  });
+
   it('a streamed call that times out is not told to stream', async () => {
     fake.use(async (req, res) => {
       await sleep(1500);
