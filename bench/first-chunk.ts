@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { agent } from './support';
+import { postJson } from './support';
 
 // One streamed call, timed to its first chunk and split in two by the stamps the fake upstream puts in
 // that chunk's id (`chatcmpl-bench-<request in>-<chunk out>`, monotonic ns, shared by every process):
@@ -26,41 +26,27 @@ export function streamCall(
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
     let first: bigint | undefined;
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/v1/chat/completions',
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(payload),
-          ...headers,
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => {
-          first ??= process.hrtime.bigint();
-          text += d;
+    const req = http.request(postJson(port, '/v1/chat/completions', payload, headers), (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        first ??= process.hrtime.bigint();
+        text += d;
+      });
+      res.on('end', () => {
+        const stamps = STAMPS.exec(text);
+        if ((res.statusCode ?? 0) >= 400 || !stamps || first === undefined) {
+          reject(new Error(`status ${res.statusCode}, no stamped first chunk: ${text.slice(0, 300)}`));
+          return;
+        }
+        const ms = (ns: bigint) => Number(ns) / 1e6;
+        resolve({
+          firstByte: ms(first - t0),
+          there: ms(BigInt(stamps[1] as string) - t0),
+          back: ms(first - BigInt(stamps[2] as string)),
         });
-        res.on('end', () => {
-          const stamps = STAMPS.exec(text);
-          if ((res.statusCode ?? 0) >= 400 || !stamps || first === undefined) {
-            reject(new Error(`status ${res.statusCode}, no stamped first chunk: ${text.slice(0, 300)}`));
-            return;
-          }
-          const ms = (ns: bigint) => Number(ns) / 1e6;
-          resolve({
-            firstByte: ms(first - t0),
-            there: ms(BigInt(stamps[1] as string) - t0),
-            back: ms(first - BigInt(stamps[2] as string)),
-          });
-        });
-      },
-    );
+      });
+    });
     req.on('error', reject);
     req.end(payload);
   });

@@ -47,6 +47,23 @@ export interface Timing {
 }
 
 /** One POST on the shared keep-alive agent: total time and time to the first body byte. */
+/** A JSON POST to 127.0.0.1 on the bench's shared keep-alive agent. */
+export function postJson(
+  port: number,
+  path: string,
+  payload: string,
+  headers: Record<string, string>,
+): http.RequestOptions {
+  return {
+    host: '127.0.0.1',
+    port,
+    path,
+    method: 'POST',
+    agent,
+    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers },
+  };
+}
+
 export function call(
   port: number,
   path: string,
@@ -56,32 +73,18 @@ export function call(
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     let firstByte = 0;
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(payload),
-          ...headers,
-        },
-      },
-      (res) => {
-        const parts: Buffer[] = [];
-        res.on('data', (d: Buffer) => {
-          firstByte ||= performance.now() - t0;
-          parts.push(d);
-        });
-        res.on('end', () => {
-          if ((res.statusCode ?? 0) >= 400) {
-            reject(new Error(`status ${res.statusCode}: ${Buffer.concat(parts).toString().slice(0, 300)}`));
-          } else resolve({ total: performance.now() - t0, firstByte });
-        });
-      },
-    );
+    const req = http.request(postJson(port, path, payload, headers), (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (d: Buffer) => {
+        firstByte ||= performance.now() - t0;
+        parts.push(d);
+      });
+      res.on('end', () => {
+        if ((res.statusCode ?? 0) >= 400) {
+          reject(new Error(`status ${res.statusCode}: ${Buffer.concat(parts).toString().slice(0, 300)}`));
+        } else resolve({ total: performance.now() - t0, firstByte });
+      });
+    });
     req.on('error', reject);
     req.end(payload);
   });

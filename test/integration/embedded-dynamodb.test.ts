@@ -85,6 +85,18 @@ async function start(dataDir?: string) {
   return { dynamo, db: new DynamoDBHttpClient({ transport: EMBEDDED_DYNAMO_CLIENT }) };
 }
 
+/** Adds 1 to the budget item's `held` when that leaves it at most `room + 1`: a reservation's shape. */
+const reserveOne = (db: DynamoDBHttpClient, room: number) =>
+  db.send(
+    new UpdateCommand({
+      TableName,
+      Key: { pk: 'budget', sk: 'SPEND#all' },
+      UpdateExpression: 'ADD held :usd',
+      ConditionExpression: 'attribute_not_exists(held) OR held <= :room',
+      ExpressionAttributeValues: { ':usd': 1, ':room': room },
+    }),
+  );
+
 let stop: (() => Promise<void>) | undefined;
 afterEach(async () => {
   await stop?.();
@@ -111,17 +123,7 @@ describe('the embedded DynamoDB', () => {
         .then(() => finished.push(`write ${i}`)),
     );
     // Sent in the same turn as the writes, after them: it is one message with them.
-    const reservation = db
-      .send(
-        new UpdateCommand({
-          TableName,
-          Key: { pk: 'budget', sk: 'SPEND#all' },
-          UpdateExpression: 'ADD held :usd',
-          ConditionExpression: 'attribute_not_exists(held) OR held <= :room',
-          ExpressionAttributeValues: { ':usd': 1, ':room': 9 },
-        }),
-      )
-      .then(() => finished.push('reservation'));
+    const reservation = reserveOne(db, 9).then(() => finished.push('reservation'));
     await Promise.all([...writes, reservation]);
     // Background writes run one at a time beside it: the reservation is not behind the other 19.
     expect(finished.indexOf('reservation')).toBeLessThan(3);
@@ -135,19 +137,7 @@ describe('the embedded DynamoDB', () => {
     try {
       let { dynamo, db } = await start(dataDir);
       // Conditional adds on one item, all at once: each reads what the one before it wrote.
-      const adds = await Promise.allSettled(
-        Array.from({ length: 50 }, () =>
-          db.send(
-            new UpdateCommand({
-              TableName,
-              Key: { pk: 'budget', sk: 'SPEND#all' },
-              UpdateExpression: 'ADD held :usd',
-              ConditionExpression: 'attribute_not_exists(held) OR held <= :room',
-              ExpressionAttributeValues: { ':usd': 1, ':room': 29 },
-            }),
-          ),
-        ),
-      );
+      const adds = await Promise.allSettled(Array.from({ length: 50 }, () => reserveOne(db, 29)));
       expect(adds.filter((a) => a.status === 'fulfilled')).toHaveLength(30);
       await dynamo.close();
 
