@@ -30,7 +30,7 @@ it('gives each local server started in one process its own settings and its own 
   const large = await startTestGateway();
   try {
     const created = await large.api('POST', '/api-keys', paddedKey);
-    expect(created.status).toBe(201);
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
     const listed = await large.api('GET', '/api-keys');
     expect(listed.body.data.map((k: { name: string }) => k.name)).toContain('padded');
   } finally {
