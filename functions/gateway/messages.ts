@@ -21,7 +21,7 @@ import { routeModelCall } from './model-call';
 import { readUsage } from './pricing';
 import { RequestGuard, type TextSlot } from './request-guard';
 import { recordUsage } from './settle';
-import { closedEvent, type Streamed, type StreamFormat, streamReply, streamSignal } from './stream-relay';
+import { eventRelay, type Streamed, type StreamFormat, streamReply, streamSignal } from './stream-relay';
 import type { ResolvedTarget } from './target';
 
 // Anthropic's Messages API (`POST /v1/messages`), as Claude Code and the Anthropic SDKs call it. To
@@ -210,13 +210,7 @@ function anthropicFormat(log: UsageLogDraft): StreamFormat {
     return out;
   };
   return {
-    push: (bytes) => relay(parser.push(bytes)),
-    flush() {
-      const rest = parser.flush();
-      if (!rest) return '';
-      return closedEvent(relay([rest]));
-    },
-    end: () => '',
+    ...eventRelay(parser, relay),
     get complete() {
       return reader.complete;
     },

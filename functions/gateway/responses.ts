@@ -20,7 +20,7 @@ import {
   storedResponseOperations,
 } from './responses-chat';
 import { recordUsage } from './settle';
-import { closedEvent, type Streamed, type StreamFormat, streamReply, streamSignal } from './stream-relay';
+import { eventRelay, type Streamed, type StreamFormat, streamReply, streamSignal } from './stream-relay';
 import type { ResolvedTarget } from './target';
 
 // POST /v1/responses: the OpenAI Responses API, routed like chat. Non-streamed replies are relayed whole;
@@ -346,13 +346,7 @@ function responsesFormat(target: ResolvedTarget, log: UsageLogDraft): StreamForm
   };
 
   return {
-    push: (bytes) => read(parser.push(bytes)),
-    flush() {
-      const rest = parser.flush();
-      if (!rest) return '';
-      return closedEvent(read([rest]));
-    },
-    end: () => '',
+    ...eventRelay(parser, read),
     // An error ends the stream too: nothing is owed after it.
     get complete() {
       return ended;

@@ -2,6 +2,7 @@ import { type GatewayError, streamFailed, streamTruncated } from '../core/errors
 import type { HttpResult, ModelCallState } from '../core/http';
 import type { Usage, UsageLogDraft } from '../core/log-entry';
 import { settings } from '../core/settings';
+import type { SseEvent, SseParser } from '../core/sse';
 import type { CallSuccess } from './call-upstream';
 import { tokenBound } from './pricing';
 import type { RequestGuard, StreamWatch } from './request-guard';
@@ -42,6 +43,24 @@ export interface StreamFormat {
 
 /** A last event as the client gets it: with the closing blank line the upstream left out. */
 export const closedEvent = (out: string): string => (out === '' || out.endsWith('\n\n') ? out : `${out}\n\n`);
+
+/**
+ * `push`, `flush` and `end` of a format whose upstream events are parsed and relayed one by one: `relay`
+ * turns complete events into what the client gets; a last event without its blank line gets one.
+ */
+export function eventRelay(
+  parser: SseParser,
+  relay: (events: SseEvent[]) => string,
+): Pick<StreamFormat, 'push' | 'flush' | 'end'> {
+  return {
+    push: (bytes) => relay(parser.push(bytes)),
+    flush() {
+      const rest = parser.flush();
+      return rest ? closedEvent(relay([rest])) : '';
+    },
+    end: () => '',
+  };
+}
 
 export interface StreamResult {
   response: unknown;
