@@ -1,6 +1,5 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   BatchWriteCommand,
@@ -13,6 +12,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDBHttpClient } from '../../functions/store/dynamodb-http';
 import { startDynalite } from '../../local/dynamodb';
+import { createTable } from '../support/dynamo-table';
 
 // The stores' DynamoDB client speaks DynamoDB's JSON API itself: here against the embedded DynamoDB for
 // every call the stores make, and against a fake endpoint for signing, errors and retries.
@@ -30,22 +30,7 @@ describe('DynamoDB over its JSON API', () => {
 
   beforeAll(async () => {
     dynamo = await startDynalite(undefined);
-    const sdk = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials });
-    await sdk.send(
-      new CreateTableCommand({
-        TableName,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: 'pk', AttributeType: 'S' },
-          { AttributeName: 'sk', AttributeType: 'S' },
-        ],
-        KeySchema: [
-          { AttributeName: 'pk', KeyType: 'HASH' },
-          { AttributeName: 'sk', KeyType: 'RANGE' },
-        ],
-      }),
-    );
-    sdk.destroy();
+    await createTable(dynamo.endpoint, TableName);
     db = new DynamoDBHttpClient({ endpoint: dynamo.endpoint, credentials });
   });
   afterAll(async () => {

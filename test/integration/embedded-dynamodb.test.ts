@@ -2,12 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  CreateTableCommand,
-  DeleteTableCommand,
-  DescribeTableCommand,
-  DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
-import {
   BatchWriteCommand,
   GetCommand,
   PutCommand,
@@ -17,71 +11,17 @@ import {
 import { afterEach, describe, expect, it } from 'vitest';
 import { DynamoDBHttpClient } from '../../functions/store/dynamodb-http';
 import { EMBEDDED_DYNAMO_CLIENT, startDynalite } from '../../local/dynamodb';
+import { createTable, deleteTable } from '../support/dynamo-table';
 
 // The embedded DynamoDB of the local server, reached over its thread's message port as the gateway
 // reaches it: calls a request waits on are not queued behind background writes, and on disk its reads and
 // its batched writes keep every update.
 
-const credentials = async () => ({ accessKeyId: 'AKIDTEST', secretAccessKey: 'secret' });
 const TableName = 'embedded-test';
-
-/** The table, with a `by-kind` index when `indexed`; created over HTTP as the local server does. */
-async function createTable(endpoint: string, indexed = false) {
-  const sdk = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials });
-  await sdk
-    .send(
-      new CreateTableCommand({
-        TableName,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: 'pk', AttributeType: 'S' },
-          { AttributeName: 'sk', AttributeType: 'S' },
-          ...(indexed ? [{ AttributeName: 'kind', AttributeType: 'S' as const }] : []),
-        ],
-        KeySchema: [
-          { AttributeName: 'pk', KeyType: 'HASH' },
-          { AttributeName: 'sk', KeyType: 'RANGE' },
-        ],
-        GlobalSecondaryIndexes: indexed
-          ? [
-              {
-                IndexName: 'by-kind',
-                KeySchema: [
-                  { AttributeName: 'kind', KeyType: 'HASH' },
-                  { AttributeName: 'sk', KeyType: 'RANGE' },
-                ],
-                Projection: { ProjectionType: 'ALL' },
-              },
-            ]
-          : undefined,
-      }),
-    )
-    .catch((error: Error) => {
-      if (error.name !== 'ResourceInUseException') throw error;
-    });
-  await untilTable(sdk, (status) => status === 'ACTIVE');
-  sdk.destroy();
-}
-
-/** Waits until the table's status satisfies `done` (undefined: the table is gone). */
-async function untilTable(sdk: DynamoDBClient, done: (status: string | undefined) => boolean) {
-  for (let i = 0; i < 200; i++) {
-    const status = await sdk
-      .send(new DescribeTableCommand({ TableName }))
-      .then((out) => out.Table?.TableStatus as string | undefined)
-      .catch((error: Error) => {
-        if (error.name === 'ResourceNotFoundException') return undefined;
-        throw error;
-      });
-    if (done(status)) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('the table never reached the status waited for');
-}
 
 async function start(dataDir?: string) {
   const dynamo = await startDynalite(dataDir);
-  await createTable(dynamo.endpoint);
+  await createTable(dynamo.endpoint, TableName);
   return { dynamo, db: new DynamoDBHttpClient({ transport: EMBEDDED_DYNAMO_CLIENT }) };
 }
 
@@ -157,13 +97,10 @@ describe('the embedded DynamoDB', () => {
     stop = () => dynamo.close();
     const put = (sk: string) => db.send(new PutCommand({ TableName, Item: { pk: 'p', sk, kind: 'k' } }));
     await put('1');
-    const sdk = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials });
-    await sdk.send(new DeleteTableCommand({ TableName }));
-    await untilTable(sdk, (status) => status === undefined);
-    sdk.destroy();
+    await deleteTable(dynamo.endpoint, TableName);
     await expect(put('2')).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
 
-    await createTable(dynamo.endpoint, true);
+    await createTable(dynamo.endpoint, TableName, 'kind');
     await put('3');
     const found = await db.send(
       new QueryCommand({
