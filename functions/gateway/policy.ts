@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { badRequest, notAllowed } from '../core/errors';
 import type { GatewayConfig } from '../core/gateway-config';
 import type { CallerState, RequestState } from '../core/http';
+import { parsedField } from '../core/parsed-json';
 import type { ModelPrice } from '../core/prices';
 import type { Principal } from '../core/principal';
 import { settings } from '../core/settings';
@@ -337,8 +338,8 @@ export class PolicyResolver {
           )
         : Promise.resolve(undefined),
     ]);
-    const wsPolicy = readPolicy(workspace?.policy_json);
-    const keyPolicy = readPolicy(key?.policy_json);
+    const wsPolicy = parsedField<Policy>(workspace, 'policy_json');
+    const keyPolicy = parsedField<Policy>(key, 'policy_json');
     const layers: RequestPolicy['layers'] = [];
     if (wsPolicy) layers.push({ kind: 'workspace', policy: wsPolicy });
     if (keyPolicy) layers.push({ kind: 'api_key', policy: keyPolicy });
@@ -385,9 +386,7 @@ export class PolicyResolver {
       holders,
       userLimits: limitsOf(wsPolicy?.user_limits),
       webhook,
-      prices: workspace?.prices_json
-        ? (JSON.parse(workspace.prices_json) as Record<string, ModelPrice>)
-        : undefined,
+      prices: parsedField<Record<string, ModelPrice>>(workspace, 'prices_json'),
       pinnedParams,
       defaultConfig: [...configs].reverse().find((c) => c !== undefined),
       guardrails,

@@ -1,4 +1,5 @@
 import { modelNotPriced } from '../core/errors';
+import { parsedField } from '../core/parsed-json';
 import type { ModelPrice } from '../core/prices';
 import { BudgetReservation, type LimitHolder } from './budget';
 import { maxCostOf, maxOutputTokens, type OperatorPrices, priceOf, tokenBound } from './pricing';
@@ -55,9 +56,7 @@ export function virtualKeyHolder(target: ResolvedTarget): LimitHolder | undefine
 
 /** The prices a target's virtual key sets for its models, if any. */
 export const virtualKeyPrices = (target: ResolvedTarget): Record<string, ModelPrice> | undefined =>
-  target.virtualKey?.record.prices_json
-    ? (JSON.parse(target.virtualKey.record.prices_json) as Record<string, ModelPrice>)
-    : undefined;
+  parsedField<Record<string, ModelPrice>>(target.virtualKey?.record, 'prices_json');
 
 /** Reserves the request's tokens on every tokens-per-minute limit of its hierarchy (and counts the request). */
 export function reserveRates(
