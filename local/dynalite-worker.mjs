@@ -133,7 +133,6 @@ function reply(id, status, data) {
   replies.push({
     id,
     status,
-    headers: { 'content-type': 'application/x-amz-json-1.0' },
     body: JSON.stringify(data),
   });
 }
@@ -155,8 +154,7 @@ function operation(target) {
  * present, size): parse, type checks, validations, action. Errors keep DynamoDB's shape and status.
  * `answer` is called once, with the status and the reply.
  */
-function serveMessage({ headers, body }, answer) {
-  const target = (headers['x-amz-target'] ?? '').split('.')[1] ?? '';
+function serveMessage({ target, body }, answer) {
   let data;
   try {
     data = JSON.parse(body);

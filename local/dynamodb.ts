@@ -18,15 +18,13 @@ export const localTableName = (def: TableDefinition) =>
 interface WorkerReply {
   id: number;
   status: number;
-  headers: Record<string, string>;
   body: string;
 }
 
 interface WorkerCall {
   id: number;
-  method: string;
-  path: string;
-  headers: Record<string, string>;
+  /** The operation, as in `X-Amz-Target` without its prefix: `UpdateItem`. */
+  target: string;
   body: string;
   /** No request waits on it: the thread serves it in its background lane. */
   background: boolean;
@@ -68,12 +66,7 @@ class EmbeddedDynamo implements DynamoTransport {
       if (this.outbox.length === 0) process.nextTick(() => this.flush(port));
       this.outbox.push({
         id,
-        method: 'POST',
-        path: '/',
-        headers: {
-          'content-type': 'application/x-amz-json-1.0',
-          'x-amz-target': `DynamoDB_20120810.${target}`,
-        },
+        target,
         body,
         background,
       });
