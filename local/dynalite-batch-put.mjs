@@ -114,19 +114,21 @@ function indexPlan(table) {
 // dynalite's key pieces of a value (an md5 prefix, its hex), kept: most index keys (an organisation's
 // shard, a status class, a model) recur from item to item.
 const MAX_PIECES = 10_000;
-const pieces = new Map();
-function cached(kind, type, value, make) {
-  const id = `${kind}${type}\u0000${value}`;
-  let piece = pieces.get(id);
+const pieces = { h: new Map(), r: new Map() };
+function cached(kind, make, value, type) {
+  const byValue = pieces[kind];
+  let forType = byValue.get(type);
+  if (forType === undefined) byValue.set(type, (forType = new Map()));
+  let piece = forType.get(value);
   if (piece === undefined) {
-    piece = make();
-    if (pieces.size >= MAX_PIECES) pieces.clear();
-    pieces.set(id, piece);
+    piece = make(value, type);
+    if (forType.size >= MAX_PIECES) forType.clear();
+    forType.set(value, piece);
   }
   return piece;
 }
-const hashPrefixOf = (value, type) => cached('h', type, value, () => db.hashPrefix(value, type));
-const rangeStrOf = (value, type) => cached('r', type, value, () => db.toRangeStr(value, type));
+const hashPrefixOf = (value, type) => cached('h', db.hashPrefix, value, type);
+const rangeStrOf = (value, type) => cached('r', db.toRangeStr, value, type);
 
 /** `db.createKey`: the hash's md5 prefix, then each key value as a sortable string. */
 function createKey(item, key) {
@@ -214,10 +216,28 @@ export function batchPut(store, data, { table: tableName, requests }, done) {
   });
 }
 
+/**
+ * The stored item of a key: read at once where the store reads synchronously (its reads are answered from
+ * its caches on this thread anyway), else through dynalite's sub-store and its errors.
+ */
+function readItem(store, itemDb, plan, key, cb) {
+  const level = store.db;
+  if (level.supports?.getSync && level.status === 'open') {
+    let item;
+    try {
+      item = level.getSync(plan.itemPrefix + key);
+    } catch {
+      return itemDb.get(key, cb);
+    }
+    return cb(null, item);
+  }
+  itemDb.get(key, cb);
+}
+
 function putOne(store, itemDb, plan, key, item, cb) {
   itemDb.lock(key, (release) => {
     const done = release(cb);
-    itemDb.get(key, (error, existing) => {
+    readItem(store, itemDb, plan, key, (error, existing) => {
       if (error && error.name !== 'NotFoundError') return done(error);
       const operations = indexActions(plan, existing, item);
       operations.push({ type: 'put', key: plan.itemPrefix + key, value: item });
