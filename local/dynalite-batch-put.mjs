@@ -118,7 +118,10 @@ const pieces = { h: new Map(), r: new Map() };
 function cached(kind, make, value, type) {
   const byValue = pieces[kind];
   let forType = byValue.get(type);
-  if (forType === undefined) byValue.set(type, (forType = new Map()));
+  if (forType === undefined) {
+    forType = new Map();
+    byValue.set(type, forType);
+  }
   let piece = forType.get(value);
   if (piece === undefined) {
     piece = make(value, type);
