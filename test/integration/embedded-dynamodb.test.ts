@@ -2,6 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  BatchWriteItemCommand,
+  type BatchWriteItemCommandInput,
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  paginateScan,
+} from '@aws-sdk/client-dynamodb';
+import {
   BatchWriteCommand,
   GetCommand,
   PutCommand,
@@ -9,9 +17,14 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadSettings } from '../../functions/core/settings';
+import { useDynamoTransport } from '../../functions/store/dynamo';
 import { DynamoDBHttpClient } from '../../functions/store/dynamodb-http';
-import { EMBEDDED_DYNAMO_CLIENT, startDynalite } from '../../local/dynamodb';
+import { LogStore } from '../../functions/store/log-store';
+import { ALL_TABLES, TABLES } from '../../functions/store/tables';
+import { EMBEDDED_DYNAMO_CLIENT, ensureTables, localTableName, startDynalite } from '../../local/dynamodb';
 import { createTable, deleteTable } from '../support/dynamo-table';
+import { sampleLogEntry } from '../support/log-entry';
 
 // The embedded DynamoDB of the local server, reached over its thread's message port as the gateway
 // reaches it: calls a request waits on are not queued behind background writes, and on disk its reads and
@@ -111,5 +124,92 @@ describe('the embedded DynamoDB', () => {
       }),
     );
     expect(found.Items?.map((i) => i.sk)).toEqual(['3']);
+  });
+
+  it('stores log batches sent over its message port exactly as its own BatchWriteItem over HTTP does', async () => {
+    const dynamo = await startDynalite(undefined);
+    stop = () => dynamo.close();
+    const logs = localTableName(TABLES.logs);
+    for (const def of ALL_TABLES) process.env[def.envVar] ??= localTableName(def);
+    process.env.AWS_REGION ??= 'us-east-1';
+    process.env.AWS_ACCESS_KEY_ID ??= 'local';
+    process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
+    loadSettings();
+    await ensureTables(dynamo.endpoint);
+    const sdk = new DynamoDBClient({
+      endpoint: dynamo.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret' },
+    });
+    // The reference: the same table under another name, written through dynalite's HTTP handler.
+    const { Table } = await sdk.send(new DescribeTableCommand({ TableName: logs }));
+    await sdk.send(
+      new CreateTableCommand({
+        TableName: 'reference',
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: Table?.AttributeDefinitions,
+        KeySchema: Table?.KeySchema,
+        GlobalSecondaryIndexes: Table?.GlobalSecondaryIndexes?.map((g) => ({
+          IndexName: g.IndexName,
+          KeySchema: g.KeySchema,
+          Projection: g.Projection,
+        })),
+      }),
+    );
+    // The log store's own batches, over the message port, each also sent to the reference.
+    const sent: string[] = [];
+    useDynamoTransport({
+      send(target, body, background) {
+        if (target === 'BatchWriteItem') sent.push(body);
+        return EMBEDDED_DYNAMO_CLIENT.send(target, body, background);
+      },
+    });
+    const entries = Array.from({ length: 60 }, (_, i) =>
+      sampleLogEntry({
+        id: `01JABCDEFGHJKMNPQRSTVW${String(i).padStart(4, '0')}`,
+        trace_id: `trace-${i % 7}`,
+        user: i % 3 ? `user-${i % 4}` : null,
+        virtual_key: i % 2 ? 'vk' : null,
+        model: i % 5 ? `model-${i % 3}` : null,
+        status: i % 6 ? 200 : 429,
+        metadata: i % 2 ? { team: `t${i % 3}`, env: 'prod' } : {},
+        auth: i % 4 ? { type: 'api_key', key_id: `key_${i % 2}` } : { type: 'jwt', subject: 's' },
+        // Without bodies every tenth entry: no body item.
+        request: i % 10 === 9 ? null : { messages: [{ role: 'user', content: `ping ${i}` }] },
+        response: i % 5 === 4 ? null : { choices: [{ message: { content: `reply ${i}` } }] },
+        cost: i % 8 ? 0.0000018 * i : null,
+      }),
+    );
+    const store = new LogStore();
+    await store.putMany(entries, { indexedMetadata: ['team', 'env'] });
+    // Written again, some with other index keys: the stale index entries go on both paths.
+    await store.putMany(
+      entries.slice(0, 30).map((e, i) => ({ ...e, user: i % 2 ? 'someone-else' : null, model: 'other' })),
+      { indexedMetadata: ['env'] },
+    );
+    expect(sent.length).toBeGreaterThan(4);
+    for (const body of sent) {
+      const input = JSON.parse(body) as BatchWriteItemCommandInput;
+      const out = await sdk.send(
+        new BatchWriteItemCommand({ RequestItems: { reference: input.RequestItems?.[logs] ?? [] } }),
+      );
+      expect(out.UnprocessedItems ?? {}).toEqual({});
+    }
+
+    const scan = async (TableName: string, IndexName?: string) => {
+      const items: string[] = [];
+      for await (const page of paginateScan({ client: sdk }, { TableName, IndexName }))
+        for (const item of page.Items ?? []) items.push(JSON.stringify(item));
+      return items.sort();
+    };
+    const base = await scan(logs);
+    expect(base.length).toBe(60 + 54);
+    expect(base).toEqual(await scan('reference'));
+    for (const index of TABLES.logs.globalIndexes) {
+      const entriesOfIndex = await scan(logs, index.name);
+      expect(entriesOfIndex, index.name).toEqual(await scan('reference', index.name));
+    }
+    expect((await scan(logs, 'by-metadata-1')).length).toBeGreaterThan(0);
+    sdk.destroy();
   });
 });
