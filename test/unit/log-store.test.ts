@@ -87,6 +87,25 @@ describe('the log writer', () => {
     expect(bytes(item)).toBeLessThan(10_000);
   });
 
+  it('decides by the exact JSON bytes at each limit, escapes included', async () => {
+    db.on(PutCommand).resolves({});
+    // A control character is 6 bytes as JSON (`\u0001`): 341 of them, quoted, are 2,048 bytes, the limit.
+    const control = (n: number) => '\u0001'.repeat(n);
+    await new LogStore().put(entry({ id: '01JABCDEFGHJKMNPQRSTVWXYZ1', model: control(341) }));
+    await new LogStore().put(entry({ id: '01JABCDEFGHJKMNPQRSTVWXYZ2', model: control(342) }));
+    // In the body item the response's JSON is a string again: 7 bytes a character, 300,000 the limit.
+    await new LogStore().put(entry({ id: '01JABCDEFGHJKMNPQRSTVWXYZ3', response: { t: control(42_500) } }));
+    await new LogStore().put(entry({ id: '01JABCDEFGHJKMNPQRSTVWXYZ4', response: { t: control(43_000) } }));
+    const [atLimit, overLimit, smallBody, largeBody] = written();
+    expect(atLimit?.model).toBe(control(341));
+    expect(atLimit?.body_ref).toBeUndefined();
+    expect(overLimit?.model).toBe(control(256));
+    expect(overLimit?.body_ref).toBeDefined();
+    expect(smallBody?.body_ref).toBeUndefined();
+    expect(bytes(bodies().find((b) => b.id === smallBody?.id))).toBeLessThan(300_000);
+    expect(largeBody?.body_ref).toBeDefined();
+  });
+
   it('moves a huge model, user, metadata and error out too, keeping a prefix in the item', async () => {
     db.on(PutCommand).resolves({});
     const big = 'ü'.repeat(200_000);
