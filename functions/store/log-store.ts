@@ -228,7 +228,8 @@ export class LogStore {
   async write(entry: LogEntry, options: PutOptions = {}): Promise<void> {
     if (this.windowMs === 0) return this.put(entry, options);
     const { index, body } = await this.items(entry, options);
-    const items = body ? [{ ...index, has_body: true }, { ...body }] : [index];
+    if (body) index.has_body = true;
+    const items = body ? [index, { ...body }] : [index];
     await new Promise<void>((written, failed) => {
       queue.push({ entry, options, items, store: this, written, failed });
       queuedItems += items.length;
