@@ -82,6 +82,11 @@ export interface Settings {
   abandonedStreamDrainMs: number;
   /** `GATEWAY_RESERVATION_TTL_SECONDS` */
   reservationTtlSeconds: number;
+  /**
+   * `GATEWAY_BUDGET_LEASE`: how many of a request's maximum cost one process reserves on a budget at once
+   * and hands out in memory (store/budget-lease.ts); 0 (Lambda) reserves each request on the item.
+   */
+  budgetLease: number;
   /** `GATEWAY_ALLOW_PRIVATE_HOSTS`: unset keeps the runtime's default. */
   allowPrivateHosts: boolean | undefined;
 
@@ -262,6 +267,7 @@ export function parseSettings(env: Environment): Settings {
     abandonedStreamDrainMs: read.integer('GATEWAY_ABANDONED_STREAM_DRAIN_MS', 2_000, MS),
     // Any integer: a negative one makes reservations that have already expired (as if their container died).
     reservationTtlSeconds: read.integer('GATEWAY_RESERVATION_TTL_SECONDS', 960),
+    budgetLease: read.integer('GATEWAY_BUDGET_LEASE', 0, { min: 0, max: 10_000 }),
     allowPrivateHosts: read.boolean('GATEWAY_ALLOW_PRIVATE_HOSTS'),
 
     authCacheTtlMs: read.integer('GATEWAY_AUTH_CACHE_TTL_MS', 10_000, MS),

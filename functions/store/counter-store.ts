@@ -9,6 +9,15 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { logger } from '../core/logger';
 import { settings } from '../core/settings';
+import {
+  type BudgetLease,
+  endLeases,
+  flushLeases,
+  leaseReserved,
+  releaseToLease,
+  settleOnLease,
+  takeFromLease,
+} from './budget-lease';
 import { isConditionFailure } from './control-store';
 import { documentClient, tableName } from './dynamo';
 
@@ -41,6 +50,8 @@ export interface BudgetHold {
   /** The attribute that records the reservation on the item. */
   attribute: string;
   usd: number;
+  /** The process's slice of the item it was taken from, when it was (budget-lease.ts). */
+  lease?: BudgetLease;
 }
 
 /** The live state of one budget item: settled spend and the reservations that have not expired. */
@@ -125,7 +136,10 @@ function flushSettles(only?: string): Promise<boolean> {
     clearTimeout(settleTimer);
     settleTimer = undefined;
   }
-  return Promise.all(groups.map(writeSettles)).then(() => groups.length > 0);
+  const [pk, sk] = only === undefined ? [] : only.split('\u0000');
+  return Promise.all([flushLeases(pk, sk), ...groups.map(writeSettles)]).then(
+    ([leased]) => leased || groups.length > 0,
+  );
 }
 
 async function writeSettles(group: PendingSettle[]): Promise<void> {
@@ -210,6 +224,12 @@ async function settleOne(hold: BudgetHold, usd: number): Promise<number> {
  */
 export async function flushCounters(): Promise<void> {
   await Promise.all([flushSettles(), flushCounterUpdates()]);
+}
+
+/** Writes what `flushCounters` writes, then gives back every budget slice this process holds (shutdown). */
+export async function closeCounters(): Promise<void> {
+  await flushCounters();
+  await endLeases();
 }
 
 function flushCounterUpdates(): Promise<void> {
@@ -441,6 +461,8 @@ export class CounterStore {
     expiresAtSeconds: number,
   ): Promise<BudgetHold | undefined> {
     if (!(usd <= limit)) return undefined;
+    const lease = await takeFromLease(pk, sk, usd, limit);
+    if (lease) return { pk, sk, attribute: lease.attribute, usd, lease };
     const hold: BudgetHold = { pk, sk, attribute: RESERVATION_PREFIX + requestId, usd };
     for (let round = 0; round < 2; round++) {
       try {
@@ -478,6 +500,7 @@ export class CounterStore {
 
   /** Gives a reservation back unused. Nothing to do when it already expired and was swept. */
   async release(hold: BudgetHold): Promise<void> {
+    if (hold.lease) return releaseToLease(hold.lease, hold.usd);
     try {
       await this.db.send(
         new UpdateCommand({
@@ -499,6 +522,8 @@ export class CounterStore {
    * the other settlements of its item that end within `GATEWAY_WRITE_BATCH_MS` in the local server).
    */
   settle(hold: BudgetHold, usd: number): Promise<Settled> {
+    const leased = hold.lease && settleOnLease(hold.lease, hold.usd, usd);
+    if (leased) return leased;
     const window = settleWindowMs();
     if (window === 0) return settleOne(hold, usd).then((spent) => ({ spent, charged: usd }));
     return new Promise((done, failed) => {
@@ -569,9 +594,11 @@ export class CounterStore {
           new GetCommand({ TableName: TABLE(), Key: key, ConsistentRead: true }),
         );
         const live = reservationsOf(out.Item).filter((r) => r.exp > now);
+        // This process's slice counts for what its requests in flight hold, as their reservations would.
+        const holds = (r: { attribute: string; usd: number }) => leaseReserved(r.attribute, r.usd) ?? r.usd;
         return {
           spent: Number(out.Item?.spent ?? 0),
-          reserved: round12(live.reduce((sum, r) => sum + r.usd, 0)),
+          reserved: round12(live.reduce((sum, r) => sum + holds(r), 0)),
         };
       }),
     );
