@@ -266,12 +266,13 @@ function writeLease(lease: BudgetLease, mode: 'spend' | 'shrink' | 'end'): Promi
     const size = ending ? 0 : mode === 'spend' ? Math.max(kept, inFlight) : inFlight;
     const out = round12(lease.size - size);
     const heldBy = round12(spend - out);
-    if (spend === 0 && out === 0 && !ending) return;
+    if (charges.length === 0 && out === 0 && !ending) return;
     lease.size = size;
     const exp = nowSeconds() + settings().reservationTtlSeconds;
-    const adds = [...(spend > 0 ? ['spent :s'] : []), ...(heldBy !== 0 ? ['held :h'] : [])];
+    // `spent` is added even when the settlements cost nothing: the write then answers the period's spend.
+    const adds = [...(charges.length > 0 ? ['spent :s'] : []), ...(heldBy !== 0 ? ['held :h'] : [])];
     const values: Record<string, number> = {};
-    if (spend > 0) values[':s'] = spend;
+    if (charges.length > 0) values[':s'] = spend;
     if (heldBy !== 0) values[':h'] = heldBy;
     if (!ending) Object.assign(values, { ':out': out, ':exp': exp });
     const change = ending ? 'REMOVE #l' : 'SET #l.usd = #l.usd - :out, #l.exp = :exp';
