@@ -300,16 +300,8 @@ function writeLease(lease: BudgetLease, mode: 'spend' | 'shrink' | 'end'): Promi
       forget(lease);
       if (charges.length === 0) return;
       try {
-        const out = await db.send(
-          new UpdateCommand({
-            TableName: TABLE(),
-            Key: { pk: lease.pk, sk: lease.sk },
-            UpdateExpression: 'ADD held :s, spent :s',
-            ExpressionAttributeValues: { ':s': spend },
-            ReturnValues: 'UPDATED_NEW',
-          }),
-        );
-        for (const c of charges) c.done({ spent: Number(out.Attributes?.spent ?? spend), charged: spend });
+        const spent = await chargeItem(lease.pk, lease.sk, spend);
+        for (const c of charges) c.done({ spent, charged: spend });
       } catch (chargeError) {
         for (const c of charges) c.failed(chargeError as Error);
       }
@@ -318,6 +310,23 @@ function writeLease(lease: BudgetLease, mode: 'spend' | 'shrink' | 'end'): Promi
   const next = lease.writing.then(run, run);
   lease.writing = next.catch(() => undefined);
   return next;
+}
+
+/**
+ * Adds a cost that no reservation holds to a budget item's spend and `held` (a settlement whose
+ * reservation or slice was swept, a realtime response); returns the new spend.
+ */
+export async function chargeItem(pk: string, sk: string, usd: number): Promise<number> {
+  const out = await documentClient().send(
+    new UpdateCommand({
+      TableName: TABLE(),
+      Key: { pk, sk },
+      UpdateExpression: 'ADD held :usd, spent :usd',
+      ExpressionAttributeValues: { ':usd': usd },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  return Number(out.Attributes?.spent ?? usd);
 }
 
 function forget(lease: BudgetLease): void {
