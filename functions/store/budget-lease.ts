@@ -266,12 +266,13 @@ function writeLease(lease: BudgetLease, mode: 'spend' | 'shrink' | 'end'): Promi
     const size = ending ? 0 : mode === 'spend' ? Math.max(kept, inFlight) : inFlight;
     const out = round12(lease.size - size);
     const heldBy = round12(spend - out);
-    if (spend === 0 && out === 0 && !ending) return;
+    if (charges.length === 0 && out === 0 && !ending) return;
     lease.size = size;
     const exp = nowSeconds() + settings().reservationTtlSeconds;
-    const adds = [...(spend > 0 ? ['spent :s'] : []), ...(heldBy !== 0 ? ['held :h'] : [])];
+    // `spent` is added even when the settlements cost nothing: the write then answers the period's spend.
+    const adds = [...(charges.length > 0 ? ['spent :s'] : []), ...(heldBy !== 0 ? ['held :h'] : [])];
     const values: Record<string, number> = {};
-    if (spend > 0) values[':s'] = spend;
+    if (charges.length > 0) values[':s'] = spend;
     if (heldBy !== 0) values[':h'] = heldBy;
     if (!ending) Object.assign(values, { ':out': out, ':exp': exp });
     const change = ending ? 'REMOVE #l' : 'SET #l.usd = #l.usd - :out, #l.exp = :exp';
@@ -299,16 +300,8 @@ function writeLease(lease: BudgetLease, mode: 'spend' | 'shrink' | 'end'): Promi
       forget(lease);
       if (charges.length === 0) return;
       try {
-        const out = await db.send(
-          new UpdateCommand({
-            TableName: TABLE(),
-            Key: { pk: lease.pk, sk: lease.sk },
-            UpdateExpression: 'ADD held :s, spent :s',
-            ExpressionAttributeValues: { ':s': spend },
-            ReturnValues: 'UPDATED_NEW',
-          }),
-        );
-        for (const c of charges) c.done({ spent: Number(out.Attributes?.spent ?? spend), charged: spend });
+        const spent = await chargeItem(lease.pk, lease.sk, spend);
+        for (const c of charges) c.done({ spent, charged: spend });
       } catch (chargeError) {
         for (const c of charges) c.failed(chargeError as Error);
       }
@@ -317,6 +310,23 @@ function writeLease(lease: BudgetLease, mode: 'spend' | 'shrink' | 'end'): Promi
   const next = lease.writing.then(run, run);
   lease.writing = next.catch(() => undefined);
   return next;
+}
+
+/**
+ * Adds a cost that no reservation holds to a budget item's spend and `held` (a settlement whose
+ * reservation or slice was swept, a realtime response); returns the new spend.
+ */
+export async function chargeItem(pk: string, sk: string, usd: number): Promise<number> {
+  const out = await documentClient().send(
+    new UpdateCommand({
+      TableName: TABLE(),
+      Key: { pk, sk },
+      UpdateExpression: 'ADD held :usd, spent :usd',
+      ExpressionAttributeValues: { ':usd': usd },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  return Number(out.Attributes?.spent ?? usd);
 }
 
 function forget(lease: BudgetLease): void {

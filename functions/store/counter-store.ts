@@ -11,6 +11,7 @@ import { logger } from '../core/logger';
 import { settings } from '../core/settings';
 import {
   type BudgetLease,
+  chargeItem,
   endLeases,
   flushLeases,
   leaseReserved,
@@ -189,9 +190,8 @@ async function writeSettles(group: PendingSettle[]): Promise<void> {
  * Returns the period's new spend.
  */
 async function settleOne(hold: BudgetHold, usd: number): Promise<number> {
-  const db = documentClient();
   try {
-    const out = await db.send(
+    const out = await documentClient().send(
       new UpdateCommand({
         TableName: TABLE(),
         Key: { pk: hold.pk, sk: hold.sk },
@@ -206,16 +206,7 @@ async function settleOne(hold: BudgetHold, usd: number): Promise<number> {
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
   }
-  const out = await db.send(
-    new UpdateCommand({
-      TableName: TABLE(),
-      Key: { pk: hold.pk, sk: hold.sk },
-      UpdateExpression: 'ADD held :usd, spent :usd',
-      ExpressionAttributeValues: { ':usd': usd },
-      ReturnValues: 'UPDATED_NEW',
-    }),
-  );
-  return Number(out.Attributes?.spent ?? usd);
+  return chargeItem(hold.pk, hold.sk, usd);
 }
 
 /**
@@ -539,17 +530,8 @@ export class CounterStore {
   }
 
   /** Adds a cost that had no reservation (a realtime response) to spend and `held`; returns the new spend. */
-  async charge(pk: string, sk: string, usd: number): Promise<number> {
-    const out = await this.db.send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: { pk, sk },
-        UpdateExpression: 'ADD held :usd, spent :usd',
-        ExpressionAttributeValues: { ':usd': usd },
-        ReturnValues: 'UPDATED_NEW',
-      }),
-    );
-    return Number(out.Attributes?.spent ?? usd);
+  charge(pk: string, sk: string, usd: number): Promise<number> {
+    return chargeItem(pk, sk, usd);
   }
 
   /** Removes the reservations past their expiry from `held`; true when it removed any. */

@@ -1,4 +1,5 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadSettings } from '../../functions/core/settings';
 import {
@@ -60,6 +61,8 @@ const reservationsOn = (it: Record<string, unknown>) =>
   Object.entries(it)
     .filter(([name]) => name.startsWith('r_'))
     .reduce((sum, [, r]) => sum + (r as { usd: number }).usd, 0);
+
+const num = (value: unknown) => (value === undefined ? 0 : (value as number));
 
 /** Counts the updates this process sends to the table while `run` runs. */
 async function updatesDuring(run: () => Promise<unknown>): Promise<number> {
@@ -147,6 +150,12 @@ describe('budget leases', () => {
     expect((await raw()).spent).toBeCloseTo(0.01, 12);
   });
 
+  it('settles a reply that cost nothing, alone in its write window', async () => {
+    const hold = (await reserve(0.01, 1)) as BudgetHold;
+    await expect(store.settle(hold, 0)).resolves.toEqual({ spent: 0, charged: 0 });
+    expect(await store.readBudgetItems([key])).toEqual([{ spent: 0, reserved: 0 }]);
+  });
+
   it('charges the item itself for a request whose slice was swept for its expiry', async () => {
     const hold = (await reserve(0.01, 1)) as BudgetHold;
     const [[name, slice]] = slices(await raw()) as [[string, { usd: number }]];
@@ -168,5 +177,81 @@ describe('budget leases', () => {
     // The next reservation starts a new slice.
     expect(await reserve(0.01, 1)).toBeDefined();
     expect(slices(await raw())).toHaveLength(1);
+  });
+
+  it('keeps held equal to spend plus reservations, never past the limit, and every cost charged once (property)', async () => {
+    // Waves of concurrent reservations, some settled below their reservation, some released, some left in
+    // flight for the next wave; another process reserves on the same item exactly, without a slice.
+    const wave = fc.record({
+      asks: fc.array(
+        fc.record({
+          usd: fc.integer({ min: 1, max: 30 }),
+          end: fc.constantFrom('settle', 'release', 'keep'),
+          share: fc.integer({ min: 0, max: 100 }),
+        }),
+        { maxLength: 12 },
+      ),
+      other: fc.integer({ min: 0, max: 20 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 20, max: 400 }),
+        fc.array(wave, { minLength: 1, maxLength: 5 }),
+        async (limitCents, waves) => {
+          await closeCounters();
+          key = { pk: `WS#org#lease-${++item}`, sk: 'SPEND#all' };
+          const limit = limitCents / 1000;
+          let charged = 0;
+          let kept: BudgetHold[] = [];
+          for (const w of waves) {
+            if (w.other > 0) {
+              await documentClient()
+                .send(
+                  new UpdateCommand({
+                    TableName,
+                    Key: key,
+                    UpdateExpression: 'ADD held :usd SET #r = :entry',
+                    ConditionExpression: 'attribute_not_exists(held) OR held <= :room',
+                    ExpressionAttributeNames: { '#r': `r_other${Math.random()}` },
+                    ExpressionAttributeValues: {
+                      ':usd': w.other / 1000,
+                      ':room': limit - w.other / 1000,
+                      ':entry': { usd: w.other / 1000, exp: EXP() },
+                    },
+                  }),
+                )
+                .catch(() => undefined);
+            }
+            const holds = await Promise.all(w.asks.map((a) => reserve(a.usd / 1000, limit)));
+            const during = await raw();
+            expect(num(during.held)).toBeLessThanOrEqual(limit + 1e-9);
+            const settles: Array<Promise<unknown>> = [];
+            w.asks.forEach((a, i) => {
+              const hold = holds[i];
+              if (!hold) return;
+              if (a.end === 'keep') kept.push(hold);
+              else if (a.end === 'release') settles.push(store.release(hold));
+              else {
+                const cost = Math.round(hold.usd * a.share * 10) / 1e6;
+                charged += cost;
+                settles.push(store.settle(hold, cost));
+              }
+            });
+            await Promise.all(settles);
+            await flushCounters();
+            const now = await raw();
+            expect(num(now.held)).toBeCloseTo(num(now.spent) + reservationsOn(now), 9);
+          }
+          await Promise.all(kept.map((h) => store.release(h)));
+          kept = [];
+          await closeCounters();
+          const end = await raw();
+          expect(slices(end)).toEqual([]);
+          expect(num(end.spent)).toBeCloseTo(charged, 9);
+          expect(num(end.held)).toBeCloseTo(num(end.spent) + reservationsOn(end), 9);
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 });
