@@ -11,6 +11,7 @@ import { logger } from '../functions/core/logger';
 import { FUNCTION_GROUPS, type FunctionGroupName, OPERATIONS } from '../functions/core/operations';
 import { loadSettings } from '../functions/core/settings';
 import { markStage } from '../functions/core/stage-clock';
+import { clearContainerCaches } from '../functions/core/ttl-cache';
 import { configureAddressGuard, egressFrom } from '../functions/gateway/address-guard';
 import { compileRoutes, matchRoute } from '../functions/middleware/route';
 import { flushAnalytics } from '../functions/store/analytics-store';
@@ -132,6 +133,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     env.AWS_SECRET_ACCESS_KEY ??= 'local';
   }
   const loaded = loadSettings(env);
+  // A start is a new container: nothing cached from a server this process ran before answers for this one.
+  clearContainerCaches();
   configureAddressGuard({ environment: egressFrom(loaded) });
   await ensureTables(loaded.dynamodbEndpoint);
   const boot = await bootstrap(options.adminKey ?? loaded.adminKey, undefined, {

@@ -4,6 +4,7 @@ import { newId } from '../core/ids';
 import { SCOPES, type Scope } from '../core/operations';
 import { DEFAULT_WORKSPACE, type Principal } from '../core/principal';
 import { settings } from '../core/settings';
+import { containerMap } from '../core/ttl-cache';
 import { spendView } from '../gateway/budget';
 import {
   apiKeyHolderKey,
@@ -58,7 +59,7 @@ interface CacheEntry {
 }
 
 export class ApiKeyService {
-  private readonly cache = new Map<string, CacheEntry>();
+  private readonly cache = containerMap<string, CacheEntry>();
 
   constructor(private readonly store = new ControlStore()) {}
 

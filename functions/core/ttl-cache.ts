@@ -1,9 +1,29 @@
+// Every per-container cache of the process, held weakly: a local server started again in the same process
+// (tests do) is a new container, and must not answer from what the last one's store held.
+const containerCaches = new Set<WeakRef<{ clear(): void }>>();
+
+/** A map that lives as long as its owner, emptied with every other by `clearContainerCaches`. */
+export function containerMap<K, V>(): Map<K, V> {
+  const map = new Map<K, V>();
+  containerCaches.add(new WeakRef(map));
+  return map;
+}
+
+/** Empties every per-container cache of the process (a local server's start). */
+export function clearContainerCaches(): void {
+  for (const ref of containerCaches) {
+    const cache = ref.deref();
+    if (cache) cache.clear();
+    else containerCaches.delete(ref);
+  }
+}
+
 /**
  * A per-container cache of values read from the store: each entry lives `ttlMs`, the oldest entry gives
  * way when `maxEntries` is reached, and the container that changes a value drops it at once.
  */
 export class TtlCache<V> {
-  private readonly entries = new Map<string, { value: V; expires: number }>();
+  private readonly entries = containerMap<string, { value: V; expires: number }>();
 
   constructor(
     private readonly ttlMs: number,

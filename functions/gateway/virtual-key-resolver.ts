@@ -1,5 +1,6 @@
 import { badRequest, rateLimited, virtualKeyUnavailable } from '../core/errors';
 import { settings } from '../core/settings';
+import { containerMap } from '../core/ttl-cache';
 import { ControlStore, type VirtualKeyRecord } from '../store/control-store';
 import { CounterStore, type VirtualKeyState } from '../store/counter-store';
 import { type SecretStore, secretStore } from '../store/secret-store';
@@ -29,7 +30,7 @@ interface CacheEntry {
  * the reservation on the key's spend item (reserve.ts), so no read of the spend is on the request path.
  */
 export class VirtualKeyResolver {
-  private readonly cache = new Map<string, CacheEntry>();
+  private readonly cache = containerMap<string, CacheEntry>();
 
   constructor(
     private readonly control = new ControlStore(),

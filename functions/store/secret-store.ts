@@ -1,6 +1,7 @@
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { settings } from '../core/settings';
+import { containerMap } from '../core/ttl-cache';
 
 /**
  * Provider credentials of virtual keys. Secrets Manager on AWS (one secret per virtual key under the
@@ -135,7 +136,7 @@ interface CacheEntry {
  * reaches every warm container within that bound, and at once in the container that made it.
  */
 export class CachedSecretStore implements SecretStore {
-  private readonly cache = new Map<string, CacheEntry>();
+  private readonly cache = containerMap<string, CacheEntry>();
 
   constructor(private readonly inner: SecretStore) {}
 
