@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { settings } from '../core/settings';
 import { isConditionFailure } from './control-store';
-import { documentClient, tableName } from './dynamo';
+import { documentClient, nowEpochSeconds, tableName } from './dynamo';
 
 // Budget leases (`GATEWAY_BUDGET_LEASE`, on in the local server): a process reserves a slice of a budget
 // item once, as one reservation on the item (`r_lease_<process>_<n>`: `usd`, `exp`), and takes its
@@ -52,6 +52,13 @@ export class BudgetLease {
   get available(): number {
     return round12(this.size - this.inFlight - this.unwritten);
   }
+
+  /** Whether a reservation of `usd` under `limit` can come from the slice as it is, in memory. */
+  serves(usd: number, limit: number): boolean {
+    // A slice renewed less than half its expiry ago; an older one grows (and is renewed) first.
+    const fresh = this.expiresAt - nowEpochSeconds() > settings().reservationTtlSeconds / 2;
+    return this.written && !this.gone && fresh && this.limit === limit && this.available >= usd;
+  }
 }
 
 const leases = new Map<string, BudgetLease>();
@@ -68,9 +75,10 @@ const IDLE_MS = 2_000;
 const LIMIT_SHARE = 0.1;
 
 const TABLE = () => tableName('counters');
-const round12 = (usd: number) => Math.round(usd * 1e12) / 1e12;
-const nowSeconds = () => Math.floor(Date.now() / 1000);
-const itemId = (pk: string, sk: string) => `${pk}\u0000${sk}`;
+/** USD rounded to 12 decimals: sums of float costs stay comparable with limits. */
+export const round12 = (usd: number) => Math.round(usd * 1e12) / 1e12;
+/** One budget item, as the maps of pending writes and slices key it. */
+export const itemId = (key: { pk: string; sk: string }) => `${key.pk}\u0000${key.sk}`;
 
 /** How many of a request's reservations a slice holds; 0 turns leases off. */
 function leaseSize(): number {
@@ -92,7 +100,7 @@ export async function takeFromLease(
 ): Promise<BudgetLease | undefined> {
   const perLease = leaseSize();
   if (perLease === 0 || !(usd > 0)) return undefined;
-  const id = itemId(pk, sk);
+  const id = itemId({ pk, sk });
   for (let round = 0; round < 4; round++) {
     let lease = leases.get(id);
     if (!lease || lease.gone) {
@@ -101,9 +109,7 @@ export async function takeFromLease(
       idleTimer ??= setInterval(endIdleLeases, IDLE_MS).unref();
     }
     lease.lastUsed = Date.now();
-    const ttl = settings().reservationTtlSeconds;
-    const fresh = lease.expiresAt - nowSeconds() > ttl / 2;
-    if (lease.written && !lease.gone && fresh && lease.limit === limit && lease.available >= usd) {
+    if (lease.serves(usd, limit)) {
       lease.inFlight = round12(lease.inFlight + usd);
       return lease;
     }
@@ -148,21 +154,21 @@ export function settleOnLease(
   });
 }
 
-/** What this process's slice of an item holds for requests in flight, given what the item shows for it. */
-export function leaseReserved(attribute: string, shown: number): number | undefined {
-  for (const lease of leases.values()) {
-    if (lease.attribute === attribute) return Math.min(shown, Math.max(0, lease.inFlight));
-  }
-  return undefined;
+/**
+ * What a reservation attribute of a budget item holds for the views: for this process's slice, what its
+ * requests in flight hold; for any other, what the item shows.
+ */
+export function viewedReservation(key: { pk: string; sk: string }, attribute: string, shown: number): number {
+  const lease = leases.get(itemId(key));
+  return lease?.attribute === attribute ? Math.min(shown, Math.max(0, lease.inFlight)) : shown;
 }
 
-/** Writes the settlements waiting on every slice (or on one item's); true when there were any. */
-export async function flushLeases(pk?: string, sk?: string): Promise<boolean> {
-  if (pk === undefined && flushTimer) {
+/** Writes the settlements waiting on every slice (or on one item's, by `itemId`); true when there were any. */
+export async function flushLeases(only?: string): Promise<boolean> {
+  if (only === undefined && flushTimer) {
     clearTimeout(flushTimer);
     flushTimer = undefined;
   }
-  const only = pk !== undefined && sk !== undefined ? itemId(pk, sk) : undefined;
   const waiting = [...leases.entries()]
     .filter(([id, lease]) => (only === undefined || id === only) && lease.charges.length > 0)
     .map(([, lease]) => lease);
@@ -195,15 +201,12 @@ function grow(lease: BudgetLease, usd: number, limit: number, perLease: number):
   const run = async (): Promise<boolean> => {
     if (lease.gone) return false;
     // Another request's grant may have made room meanwhile.
-    if (lease.written && lease.limit === limit && lease.available >= usd) {
-      const ttl = settings().reservationTtlSeconds;
-      if (lease.expiresAt - nowSeconds() > ttl / 2) return true;
-    }
+    if (lease.serves(usd, limit)) return true;
     const want = Math.max(usd, Math.min(usd * perLease, limit * LIMIT_SHARE));
     const grant = round12(Math.max(0, want - lease.available));
     const room = round12(limit - grant);
     if (room < 0) return false;
-    const exp = nowSeconds() + settings().reservationTtlSeconds;
+    const exp = nowEpochSeconds() + settings().reservationTtlSeconds;
     const names = { '#l': lease.attribute };
     try {
       await documentClient().send(
@@ -268,7 +271,7 @@ function writeLease(lease: BudgetLease, mode: 'spend' | 'shrink' | 'end'): Promi
     const heldBy = round12(spend - out);
     if (charges.length === 0 && out === 0 && !ending) return;
     lease.size = size;
-    const exp = nowSeconds() + settings().reservationTtlSeconds;
+    const exp = nowEpochSeconds() + settings().reservationTtlSeconds;
     // `spent` is added even when the settlements cost nothing: the write then answers the period's spend.
     const adds = [...(charges.length > 0 ? ['spent :s'] : []), ...(heldBy !== 0 ? ['held :h'] : [])];
     const values: Record<string, number> = {};
@@ -331,6 +334,6 @@ export async function chargeItem(pk: string, sk: string, usd: number): Promise<n
 
 function forget(lease: BudgetLease): void {
   lease.gone = true;
-  const id = itemId(lease.pk, lease.sk);
+  const id = itemId(lease);
   if (leases.get(id) === lease) leases.delete(id);
 }

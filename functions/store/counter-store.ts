@@ -14,10 +14,12 @@ import {
   chargeItem,
   endLeases,
   flushLeases,
-  leaseReserved,
+  itemId,
   releaseToLease,
+  round12,
   settleOnLease,
   takeFromLease,
+  viewedReservation,
 } from './budget-lease';
 import { isConditionFailure } from './control-store';
 import { documentClient, tableName } from './dynamo';
@@ -119,7 +121,6 @@ let settleTimer: NodeJS.Timeout | undefined;
 const settleWindowMs = () => settings().writeBatchMs;
 // A DynamoDB expression holds at most 4 KB: settlements past this many per item wait for the next write.
 const SETTLES_PER_UPDATE = 50;
-const itemId = (key: { pk: string; sk: string }) => `${key.pk}\u0000${key.sk}`;
 
 /**
  * Writes the settlements waiting (all, or those of one budget item); resolves once written. True when
@@ -137,8 +138,7 @@ function flushSettles(only?: string): Promise<boolean> {
     clearTimeout(settleTimer);
     settleTimer = undefined;
   }
-  const [pk, sk] = only === undefined ? [] : only.split('\u0000');
-  return Promise.all([flushLeases(pk, sk), ...groups.map(writeSettles)]).then(
+  return Promise.all([flushLeases(only), ...groups.map(writeSettles)]).then(
     ([leased]) => leased || groups.length > 0,
   );
 }
@@ -577,10 +577,9 @@ export class CounterStore {
         );
         const live = reservationsOf(out.Item).filter((r) => r.exp > now);
         // This process's slice counts for what its requests in flight hold, as their reservations would.
-        const holds = (r: { attribute: string; usd: number }) => leaseReserved(r.attribute, r.usd) ?? r.usd;
         return {
           spent: Number(out.Item?.spent ?? 0),
-          reserved: round12(live.reduce((sum, r) => sum + holds(r), 0)),
+          reserved: round12(live.reduce((sum, r) => sum + viewedReservation(key, r.attribute, r.usd), 0)),
         };
       }),
     );
@@ -715,8 +714,6 @@ export class CounterStore {
     return rows;
   }
 }
-
-const round12 = (usd: number) => Math.round(usd * 1e12) / 1e12;
 
 function reservationsOf(
   item: Record<string, unknown> | undefined,
