@@ -19,10 +19,11 @@ import {
   UpdateCommand,
   type UpdateCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
-import { marshall, type NativeAttributeValue, unmarshall } from '@aws-sdk/util-dynamodb';
+import { type NativeAttributeValue, unmarshall } from '@aws-sdk/util-dynamodb';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import { Sha256 } from '../core/sha256';
+import { marshallItem } from './wire-marshall';
 
 // DynamoDB over its JSON API: the document-client calls the stores make (the command classes of
 // `@aws-sdk/lib-dynamodb`, same inputs and outputs), signed with SigV4 and sent on a keep-alive agent.
@@ -33,8 +34,7 @@ import { Sha256 } from '../core/sha256';
 type Native = Record<string, NativeAttributeValue>;
 type Wire = Record<string, unknown>;
 
-const MARSHALL = { removeUndefinedValues: true, convertClassInstanceToMap: false };
-const toWire = (item: Native | undefined) => (item === undefined ? undefined : marshall(item, MARSHALL));
+const toWire = (item: Native | undefined) => (item === undefined ? undefined : marshallItem(item));
 const fromWire = (item: Wire | undefined) =>
   item === undefined ? undefined : unmarshall(item as Parameters<typeof unmarshall>[0]);
 
