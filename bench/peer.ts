@@ -22,6 +22,12 @@ import {
 
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 1000);
 const WARMUP = 200;
+// Before anything is measured, each server serves this many requests at concurrency 16: the figures are
+// then those of a server that has been up a while, with its hot code compiled, not of one still compiling
+// (the gateway's first few thousand requests kept V8's compiler threads about 0.35 ms of CPU a request busier).
+const WARMUP_LOAD = Number(process.env.BENCH_WARMUP_REQUESTS ?? 5000);
+// Each throughput figure is the mean of this many runs, in alternating order between the servers.
+const RPS_ROUNDS = 2;
 const RPS_REQUESTS = Number(process.env.BENCH_RPS_REQUESTS ?? 3000);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 100);
 
@@ -40,6 +46,9 @@ function portkeyEntry(): string {
 }
 
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+// A pause between loads: what one server still does after its load (the gateway's last log writes, its
+// store's compaction) runs before the next server's load, not during it.
+const settle = () => new Promise((r) => setTimeout(r, 1000));
 
 async function main() {
   const { upstreamPort, gatewayPort, proxyPort, gatewayPid, stop } = await startBenchStack();
@@ -83,6 +92,10 @@ async function main() {
     };
     const viaPortkey = () => call(portkeyPort, '/v1/chat/completions', body, pkHeaders);
 
+    for (const server of [viaProxy, viaGateway, viaPortkey]) {
+      await throughput(WARMUP_LOAD, 16, server);
+      await settle();
+    }
     for (let i = 0; i < WARMUP; i++) {
       await direct();
       await viaProxy();
@@ -146,11 +159,21 @@ async function main() {
         : `  Portkey 1.15     p50 ${fmt(pct(sks, 50) - pct(sds, 50))}   p99 ${fmt(pct(sks, 99) - pct(sds, 99))}`,
     );
 
-    console.log(`\nThroughput, ${RPS_REQUESTS} non-streaming requests each`);
+    console.log(
+      `\nThroughput, ${RPS_REQUESTS} non-streaming requests a run, mean of ${RPS_ROUNDS} runs in alternating order`,
+    );
     for (const concurrency of [16, 64]) {
-      const bare = await throughput(RPS_REQUESTS, concurrency, viaProxy);
-      const ours = await throughput(RPS_REQUESTS, concurrency, viaGateway);
-      const theirs = await throughput(RPS_REQUESTS, concurrency, viaPortkey);
+      const servers = [viaProxy, viaGateway, viaPortkey];
+      const sums = [0, 0, 0];
+      for (let round = 0; round < RPS_ROUNDS; round++) {
+        for (const i of round % 2 === 0 ? [0, 1, 2] : [2, 1, 0]) {
+          await settle();
+          sums[i] =
+            (sums[i] ?? 0) +
+            (await throughput(RPS_REQUESTS, concurrency, servers[i] as () => Promise<unknown>));
+        }
+      }
+      const [bare, ours, theirs] = sums.map((sum) => sum / RPS_ROUNDS) as [number, number, number];
       console.log(
         `  concurrency ${String(concurrency).padEnd(3)} bare hop ${bare.toFixed(0)} req/s   this gateway ${ours.toFixed(0)} req/s   Portkey ${theirs.toFixed(0)} req/s   this/Portkey ${ratio(ours, theirs)} (target >= 1.5x)`,
       );

@@ -14,6 +14,9 @@ import { agent, BENCH_ADMIN_KEY, call, cpuMs, fmt, pct, sort, startBenchStack, t
 
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 2000);
 const WARMUP = 300;
+// Before anything is measured, the gateway and the bare proxy each serve this many requests at
+// concurrency 16, so that the figures are those of a warmed server, not of V8 still compiling hot code.
+const WARMUP_LOAD = Number(process.env.BENCH_WARMUP_REQUESTS ?? 5000);
 const CONCURRENCY = 16;
 const RPS_REQUESTS = Number(process.env.BENCH_RPS_REQUESTS ?? 4000);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 200);
@@ -39,6 +42,10 @@ async function main() {
   const viaProxy = () => call(proxyPort, '/v1/chat/completions', body, { authorization: 'Bearer sk-bench' });
 
   try {
+    await throughput(WARMUP_LOAD, CONCURRENCY, viaProxy);
+    await throughput(WARMUP_LOAD, CONCURRENCY, viaGateway);
+    // The gateway's last log writes of that load are over before anything is timed.
+    await new Promise((r) => setTimeout(r, 1000));
     for (let i = 0; i < WARMUP; i++) {
       await direct();
       await viaProxy();
