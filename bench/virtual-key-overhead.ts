@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startChild } from './support';
+import { startChild, throughput } from './support';
 
 const N = Number(process.argv[2] ?? 1000);
 const WARMUP = 200;
@@ -144,12 +144,7 @@ const WARMUP_LOAD = Number(process.env.BENCH_WARMUP_REQUESTS ?? 5000);
 const warmAgent = new http.Agent({ keepAlive: true, maxSockets: 16 });
 for (const [variant, headers] of Object.entries(variants)) {
   const payload = variant === 'fourBudgets' ? userBody : body;
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (next++ < WARMUP_LOAD) await call(chatUrl, headers, payload, warmAgent);
-    }),
-  );
+  await throughput(WARMUP_LOAD, 16, () => call(chatUrl, headers, payload, warmAgent));
 }
 warmAgent.destroy();
 await new Promise((r) => setTimeout(r, 1000));

@@ -12,3 +12,6 @@ export interface ModelPrice {
   /** The most tokens one reply can hold: what a budget reserves when a request sets no max_tokens. */
   max_output_tokens?: number;
 }
+
+/** USD rounded to 12 decimals: sums of float costs stay comparable with limits. */
+export const round12 = (usd: number) => Math.round(usd * 1e12) / 1e12;

@@ -1,4 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { round12 } from '../core/prices';
 import { settings } from '../core/settings';
 import { isConditionFailure } from './control-store';
 import { documentClient, nowEpochSeconds, tableName } from './dynamo';
@@ -75,8 +76,6 @@ const IDLE_MS = 2_000;
 const LIMIT_SHARE = 0.1;
 
 const TABLE = () => tableName('counters');
-/** USD rounded to 12 decimals: sums of float costs stay comparable with limits. */
-export const round12 = (usd: number) => Math.round(usd * 1e12) / 1e12;
 /** One budget item, as the maps of pending writes and slices key it. */
 export const itemId = (key: { pk: string; sk: string }) => `${key.pk}\u0000${key.sk}`;
 

@@ -8,6 +8,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { logger } from '../core/logger';
+import { round12 } from '../core/prices';
 import { settings } from '../core/settings';
 import {
   type BudgetLease,
@@ -16,7 +17,6 @@ import {
   flushLeases,
   itemId,
   releaseToLease,
-  round12,
   settleOnLease,
   takeFromLease,
   viewedReservation,
