@@ -204,8 +204,8 @@ class UpstreamBody implements AsyncIterable<Buffer> {
       };
       const onEnd = () => settle(undefined);
       const onError = (error: Error) => settle(this.failure(error));
-      // Closed without its end and without an error: cut mid-body.
-      const onClose = () => settle(this.failure(cutReply()));
+      // Closed without an error before its end: cut mid-body, unless the parser had the whole body.
+      const onClose = () => settle(res.complete ? undefined : this.failure(cutReply()));
       res.on('data', onData);
       res.once('end', onEnd);
       res.once('error', onError);
