@@ -19,7 +19,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_ADMIN_KEY, agent as sharedAgent, startChild, throughput, call as timedCall } from './support';
+import {
+  BENCH_ADMIN_KEY,
+  pct as percentile,
+  agent as sharedAgent,
+  sort,
+  startChild,
+  throughput,
+  call as timedCall,
+} from './support';
 
 const N = Number(process.argv[2] ?? 1000);
 const WARMUP = 200;
@@ -98,10 +106,8 @@ async function setUp(
   };
 }
 
-const pct = (xs: number[], p: number) => {
-  const sorted = [...xs].sort((x, y) => x - y);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-};
+/** The `p`th percentile of unsorted samples. */
+const pct = (xs: number[], p: number) => percentile(sort(xs), p);
 
 // 1. Overhead: the local server in its own process.
 const serverDir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
