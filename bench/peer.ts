@@ -26,8 +26,9 @@ const WARMUP = 200;
 // then those of a server that has been up a while, with its hot code compiled, not of one still compiling
 // (the gateway's first few thousand requests kept V8's compiler threads about 0.35 ms of CPU a request busier).
 const WARMUP_LOAD = Number(process.env.BENCH_WARMUP_REQUESTS ?? 5000);
-// Each throughput figure is the mean of this many runs, in alternating order between the servers.
-const RPS_ROUNDS = 2;
+// Each throughput figure is the mean of this many runs, in alternating order between the servers: on a
+// shared machine one run of a few seconds moves by a fifth from the next, more than the servers differ.
+const RPS_ROUNDS = Number(process.env.BENCH_RPS_ROUNDS ?? 4);
 const RPS_REQUESTS = Number(process.env.BENCH_RPS_REQUESTS ?? 3000);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 100);
 
