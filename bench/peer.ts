@@ -9,10 +9,12 @@ import {
   freePort,
   pct,
   rssMb,
+  settle,
   sort,
   startBenchStack,
   startChild,
   throughput,
+  warmUp,
 } from './support';
 
 // `npm run bench:peer`: this gateway beside Portkey's open-source gateway (`@portkey-ai/gateway`, a
@@ -22,10 +24,6 @@ import {
 
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 1000);
 const WARMUP = 200;
-// Before anything is measured, each server serves this many requests at concurrency 16: the figures are
-// then those of a server that has been up a while, with its hot code compiled, not of one still compiling
-// (the gateway's first few thousand requests kept V8's compiler threads about 0.35 ms of CPU a request busier).
-const WARMUP_LOAD = Number(process.env.BENCH_WARMUP_REQUESTS ?? 5000);
 // Each throughput figure is the mean of this many runs, in alternating order between the servers: on a
 // shared machine one run of a few seconds moves by a fifth from the next, more than the servers differ.
 const RPS_ROUNDS = Number(process.env.BENCH_RPS_ROUNDS ?? 4);
@@ -47,9 +45,6 @@ function portkeyEntry(): string {
 }
 
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
-// A pause between loads: what one server still does after its load (the gateway's last log writes, its
-// store's compaction) runs before the next server's load, not during it.
-const settle = () => new Promise((r) => setTimeout(r, 1000));
 
 async function main() {
   const { upstreamPort, gatewayPort, proxyPort, gatewayPid, stop } = await startBenchStack();
@@ -93,10 +88,7 @@ async function main() {
     };
     const viaPortkey = () => call(portkeyPort, '/v1/chat/completions', body, pkHeaders);
 
-    for (const server of [viaProxy, viaGateway, viaPortkey]) {
-      await throughput(WARMUP_LOAD, 16, server);
-      await settle();
-    }
+    await warmUp(viaProxy, viaGateway, viaPortkey);
     for (let i = 0; i < WARMUP; i++) {
       await direct();
       await viaProxy();

@@ -6,7 +6,18 @@ import { build, type Metafile } from 'esbuild';
 import { FUNCTION_GROUPS } from '../functions/core/operations';
 import { BUNDLE_FILE_NAME, esbuildOptions, startupBytes, totalBytes } from '../lib/bundling';
 import { type FirstChunk, streamCall } from './first-chunk';
-import { agent, BENCH_ADMIN_KEY, call, cpuMs, fmt, pct, sort, startBenchStack, throughput } from './support';
+import {
+  agent,
+  BENCH_ADMIN_KEY,
+  call,
+  cpuMs,
+  fmt,
+  pct,
+  sort,
+  startBenchStack,
+  throughput,
+  warmUp,
+} from './support';
 
 // `npm run bench`: gateway overhead against a zero-latency fake upstream on loopback, requests per second,
 // added time to first streamed chunk, bundle sizes and cold import times. Gateway, upstream and this
@@ -14,9 +25,6 @@ import { agent, BENCH_ADMIN_KEY, call, cpuMs, fmt, pct, sort, startBenchStack, t
 
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 2000);
 const WARMUP = 300;
-// Before anything is measured, the gateway and the bare proxy each serve this many requests at
-// concurrency 16, so that the figures are those of a warmed server, not of V8 still compiling hot code.
-const WARMUP_LOAD = Number(process.env.BENCH_WARMUP_REQUESTS ?? 5000);
 const CONCURRENCY = 16;
 const RPS_REQUESTS = Number(process.env.BENCH_RPS_REQUESTS ?? 4000);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 200);
@@ -42,10 +50,7 @@ async function main() {
   const viaProxy = () => call(proxyPort, '/v1/chat/completions', body, { authorization: 'Bearer sk-bench' });
 
   try {
-    await throughput(WARMUP_LOAD, CONCURRENCY, viaProxy);
-    await throughput(WARMUP_LOAD, CONCURRENCY, viaGateway);
-    // The gateway's last log writes of that load are over before anything is timed.
-    await new Promise((r) => setTimeout(r, 1000));
+    await warmUp(viaProxy, viaGateway);
     for (let i = 0; i < WARMUP; i++) {
       await direct();
       await viaProxy();

@@ -16,7 +16,6 @@
 // stage's CPU is its own.
 // `npx tsx bench/virtual-key-overhead.ts [requests per variant]`
 import { mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -25,16 +24,13 @@ import {
   agent as sharedAgent,
   sort,
   startChild,
-  throughput,
   call as timedCall,
+  warmUp,
 } from './support';
 
 const N = Number(process.argv[2] ?? 1000);
 const WARMUP = 200;
 const ADMIN = BENCH_ADMIN_KEY;
-// First each variant serves BENCH_WARMUP_REQUESTS requests 16 at a time, untimed: the figures are then
-// those of a warmed server (V8 has compiled every variant's hot path), as in the other benches.
-const WARMUP_LOAD = Number(process.env.BENCH_WARMUP_REQUESTS ?? 5000);
 process.env.POWERTOOLS_LOG_LEVEL = 'ERROR';
 // Read when the gateway's modules load, so set before they are imported.
 process.env.GATEWAY_STAGE_TIMING = '1';
@@ -109,6 +105,11 @@ async function setUp(
 /** The `p`th percentile of unsorted samples. */
 const pct = (xs: number[], p: number) => percentile(sort(xs), p);
 
+type Calls = Awaited<ReturnType<typeof setUp>>;
+/** One timed chat completion of a variant to the gateway on `port`, in ms. */
+const chat = (port: number, calls: Calls) => (v: Variant) => () =>
+  timedCall(port, '/v1/chat/completions', calls[v].payload, calls[v].headers).then((t) => t.total);
+
 // 1. Overhead: the local server in its own process.
 const serverDir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
 const server = await startChild(
@@ -123,16 +124,12 @@ const server = await startChild(
   /listening on (http:\/\/127\.0\.0\.1:(\d+)\/v1)/,
 );
 const serverPort = Number(server.match[2]);
-const served = await setUp(String(server.match[1]));
-const viaServer = (v: Variant) => () =>
-  timedCall(serverPort, '/v1/chat/completions', served[v].payload, served[v].headers).then((t) => t.total);
+const viaServer = chat(serverPort, await setUp(String(server.match[1])));
 const direct = () =>
   timedCall(upstreamPort, '/v1/chat/completions', body, { authorization: 'Bearer sk-bench' }).then(
     (t) => t.total,
   );
-for (const v of VARIANTS) await throughput(WARMUP_LOAD, 16, viaServer(v));
-// The last log writes and settlements of that load are over before anything is timed.
-await new Promise((r) => setTimeout(r, 1000));
+await warmUp(...VARIANTS.map(viaServer));
 const samples: Record<Variant | 'direct', number[]> = {
   passthrough: [],
   virtualKey: [],
@@ -149,7 +146,6 @@ for (let i = 0; i < WARMUP + N; i++) {
   for (const [name] of paths) samples[name].push(round[name] as number);
 }
 server.child.kill('SIGTERM');
-sharedAgent.destroy();
 
 const base = pct(samples.direct, 50);
 console.log(
@@ -187,33 +183,7 @@ const gateway = await startGateway({
   adminKey: ADMIN,
   requestLog: () => undefined,
 });
-const variants = await setUp(gateway.url);
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-const chatUrl = `${gateway.url}/chat/completions`;
-
-function call(
-  url: string,
-  headers: Record<string, string>,
-  payload = body,
-  through = agent,
-): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const req = http.request(
-      url,
-      { method: 'POST', agent: through, headers: { 'content-type': 'application/json', ...headers } },
-      (res) => {
-        res.resume();
-        res.on('end', () => {
-          if ((res.statusCode ?? 0) >= 400) reject(new Error(`status ${res.statusCode}`));
-          else resolve(performance.now() - started);
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+const viaGateway = chat(gateway.port, await setUp(gateway.url));
 
 const stageCpuUs = new Map<string, number>();
 const stageWallMs = new Map<string, number>();
@@ -229,16 +199,11 @@ function collectStages(variant: Variant) {
 // The spend settlements and the log write run after the last byte (locally within GATEWAY_WRITE_BATCH_MS,
 // 5 ms); a short pause lets them finish so that one request's stages do not take in the next one's.
 const settled = () => new Promise((r) => setTimeout(r, 15));
-const warmAgent = new http.Agent({ keepAlive: true, maxSockets: 16 });
-for (const v of VARIANTS) {
-  await throughput(WARMUP_LOAD, 16, () => call(chatUrl, variants[v].headers, variants[v].payload, warmAgent));
-}
-warmAgent.destroy();
-await new Promise((r) => setTimeout(r, 1000));
+await warmUp(...VARIANTS.map(viaGateway));
 for (let i = 0; i < WARMUP + N; i++) {
   for (const v of VARIANTS) {
     takeStageTotals();
-    await call(chatUrl, variants[v].headers, variants[v].payload);
+    await viaGateway(v)();
     await settled();
     if (i >= WARMUP) collectStages(v);
   }
@@ -258,7 +223,7 @@ for (const stage of [...STAGES, 'total'] as const) {
   console.log(`${stage.padEnd(20)}${VARIANTS.map(cell).join('')}`);
 }
 
-agent.destroy();
+sharedAgent.destroy();
 await gateway.close();
 upstream.child.kill('SIGTERM');
 rmSync(dataDir, { recursive: true, force: true });
