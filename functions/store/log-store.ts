@@ -149,7 +149,7 @@ let queuedItems = 0;
 let timer: NodeJS.Timeout | undefined;
 const inFlight = new Set<Promise<void>>();
 
-/** Writes every entry still waiting (the local server calls it before it stops). */
+/** Writes every entry still waiting (before the log's reads, and when the local server stops). */
 export async function flushLogWrites(): Promise<void> {
   sendQueue();
   while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
@@ -354,6 +354,7 @@ export class LogStore {
     id: string,
   ): Promise<LogEntry | undefined> {
     if (!/^[0-9A-Z]{26}$/.test(id)) return undefined;
+    await flushLogWrites();
     const stored = await this.findIndexItem(organisationId, workspace, id);
     if (!stored) return undefined;
     if (stored.body_ref) {
@@ -431,6 +432,9 @@ export class LogStore {
    * A page stops after `GATEWAY_LOG_READ_BUDGET` items read and then hands back a cursor, even when short.
    */
   async list(query: LogQuery): Promise<{ data: LogEntry[]; nextCursor: string | null }> {
+    // Entries this process still holds in its write window are written first: a caller sees its request's
+    // entry as soon as it has the reply, as the counters' reads do.
+    await flushLogWrites();
     const plan = planQuery(query);
     const parts: PartitionState[] = plan.partitions.map((spec) => ({ spec, buffer: [], done: false }));
     const { ':now': _now, ...tested } = plan.filter.values;

@@ -68,6 +68,23 @@ describe('batched log writes', () => {
     }
   });
 
+  it('writes the entries still in the window before a read of the log, so a read sees them', async () => {
+    db.on(BatchWriteCommand).resolves({});
+    const store = new logs.LogStore();
+    const written = store.write(entry(90));
+    // Queued once its items are built, a few microtasks after the reply: before any read can arrive.
+    await new Promise((resolve) => setImmediate(resolve));
+    // Only the order of the calls matters here: the mocked reads find nothing.
+    await store.get('org_1', 'default', entry(90).id).catch(() => undefined);
+    await store
+      .list({ organisationId: 'org_1', workspace: 'default', metadata: {}, limit: 10 })
+      .catch(() => undefined);
+    const calls = db.calls().map((c) => (c.args[0] as object).constructor.name);
+    expect(calls[0]).toBe('BatchWriteCommand');
+    expect(calls.filter((c) => c === 'BatchWriteCommand')).toHaveLength(1);
+    await written;
+  });
+
   it('sends unprocessed items again, and writes an entry on its own when a batch call fails', async () => {
     db.on(BatchWriteCommand)
       .callsFakeOnce((input: { RequestItems: Record<string, Put[]> }) => {
