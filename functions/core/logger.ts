@@ -13,7 +13,22 @@ export const logger = new Logger({ serviceName: settings().serviceName });
  * sample-rate refresh: that puts back the level the logger was built with, undoing the local server's.
  */
 export function logInvocation(context: Context, keys: Record<string, string> = {}): void {
-  logger.resetKeys();
+  // An invocation in a scope of its own starts with no keys; else the last invocation's are still there.
+  if (!inOwnScope()) logger.resetKeys();
   logger.addContext(context);
   logger.appendKeys(keys);
+}
+
+interface InvokeStoreGlobal {
+  awslambda?: { InvokeStore?: { hasContext(): boolean } };
+}
+
+/**
+ * Whether this invocation runs in a scope the runtime made for it alone (`AWS_LAMBDA_MAX_CONCURRENCY` set,
+ * a context in its invoke store), where Powertools keeps the keys: a new scope holds none, and clearing
+ * them would only cost a dozen reads of the environment on every request.
+ */
+function inOwnScope(): boolean {
+  if (!process.env.AWS_LAMBDA_MAX_CONCURRENCY) return false;
+  return (globalThis as InvokeStoreGlobal).awslambda?.InvokeStore?.hasContext() === true;
 }

@@ -1,0 +1,81 @@
+import type { Context } from 'aws-lambda';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { logger, logInvocation } from '../../functions/core/logger';
+import { installAwsLambdaShim, invoke } from '../../local/awslambda-shim';
+
+// logInvocation puts an invocation's context and keys on its log lines, and never one invocation's keys
+// on another's lines: on a runtime that runs one invocation at a time it clears the last one's keys; where
+// each invocation has a scope of its own it has nothing to clear.
+
+const contextOf = (id: string) =>
+  ({
+    awsRequestId: id,
+    functionName: 'gateway-chat',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:gateway-chat',
+    memoryLimitInMB: '512',
+  }) as Context;
+
+let lines: Array<Record<string, unknown>> = [];
+const concurrency = process.env.AWS_LAMBDA_MAX_CONCURRENCY;
+beforeEach(() => {
+  lines = [];
+  logger.setLogLevel('WARN');
+  for (const stream of [process.stdout, process.stderr]) {
+    const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
+    vi.spyOn(stream, 'write').mockImplementation((chunk: unknown, ...rest: unknown[]) => {
+      const text = String(chunk);
+      if (text.startsWith('{"level"')) lines.push(JSON.parse(text));
+      else write(chunk, ...rest);
+      return true;
+    });
+  }
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+  logger.setLogLevel('ERROR');
+  if (concurrency === undefined) delete process.env.AWS_LAMBDA_MAX_CONCURRENCY;
+  else process.env.AWS_LAMBDA_MAX_CONCURRENCY = concurrency;
+});
+
+/** One invocation: its keys, then one warning. */
+function invocation(id: string, keys: Record<string, string>): void {
+  logInvocation(contextOf(id), keys);
+  logger.warn('work done');
+}
+
+describe('logInvocation', () => {
+  it('clears the last invocation keys where invocations run one at a time', () => {
+    delete process.env.AWS_LAMBDA_MAX_CONCURRENCY;
+    invocation('fn-1', { requestId: 'req-1', model: 'gpt-4o' });
+    invocation('fn-2', { requestId: 'req-2' });
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatchObject({ requestId: 'req-1', model: 'gpt-4o', function_request_id: 'fn-1' });
+    expect(lines[1]).toMatchObject({ requestId: 'req-2', function_request_id: 'fn-2' });
+    expect(lines[1]).not.toHaveProperty('model');
+  });
+
+  it('keeps each invocation keys to its own lines where each has a scope of its own', async () => {
+    installAwsLambdaShim();
+    const run = (id: string, keys: Record<string, string>, pause: number) =>
+      invoke(contextOf(id), async () => {
+        logInvocation(contextOf(id), keys);
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        logger.warn('work done');
+      });
+    // Side by side: the second starts while the first waits, and ends first.
+    await Promise.all([
+      run('fn-1', { requestId: 'req-1', model: 'gpt-4o' }, 30),
+      run('fn-2', { requestId: 'req-2' }, 5),
+    ]);
+    // One after the other, in new scopes: nothing of the earlier ones is on the later line.
+    await run('fn-3', { requestId: 'req-3' }, 0);
+    expect(lines).toHaveLength(3);
+    const byRequest = new Map(lines.map((line) => [line.requestId, line]));
+    expect(byRequest.get('req-1')).toMatchObject({ model: 'gpt-4o', function_request_id: 'fn-1' });
+    expect(byRequest.get('req-2')).toMatchObject({ function_request_id: 'fn-2' });
+    expect(byRequest.get('req-2')).not.toHaveProperty('model');
+    expect(byRequest.get('req-3')).toMatchObject({ function_request_id: 'fn-3' });
+    expect(byRequest.get('req-3')).not.toHaveProperty('model');
+  });
+});
