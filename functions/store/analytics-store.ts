@@ -46,6 +46,39 @@ const keyValue = (value: string | null) =>
     : Buffer.byteLength(value) <= KEY_VALUE_BYTES
       ? value
       : `sha256:${createHash('sha256').update(value).digest('hex')}`;
+/** Pending increments: by workspace, interval and bucket; then by dimension; then by value. */
+type PendingIncrements = Map<string, Map<string, Map<string, Increment>>>;
+
+const INTERVALS = ['hour', 'day'] as const;
+/** Each aggregate an entry adds to: all requests, then one per dimension. */
+const ALL_DIMENSIONS = ['all', ...DIMENSIONS] as const;
+
+function increments(pending: PendingIncrements): Increment[] {
+  const all: Increment[] = [];
+  for (const group of pending.values()) {
+    for (const byValue of group.values()) for (const inc of byValue.values()) all.push(inc);
+  }
+  return all;
+}
+
+/**
+ * The bucket of a time (`bucketOf`), kept for the hour of the last one asked: consecutive entries fall in
+ * the same hour and day, so their buckets are not formatted again for each.
+ */
+class BucketNames {
+  private hour = Number.NaN;
+  private names: Record<Interval, string> = { hour: '', day: '' };
+
+  of(ms: number, interval: Interval): string {
+    const hour = Math.floor(ms / 3_600_000);
+    if (hour !== this.hour) {
+      this.hour = hour;
+      this.names = { hour: bucketOf(ms, 'hour'), day: bucketOf(ms, 'day') };
+    }
+    return this.names[interval];
+  }
+}
+
 const partition = (
   organisationId: string,
   workspace: string,
@@ -116,8 +149,13 @@ export class AnalyticsStore {
     stores.add(this);
   }
 
-  /** Increments not yet sent, by counter item; requests that end together share one write per item. */
-  private pending = new Map<string, Increment>();
+  /**
+   * Increments not yet sent, one per counter item, by workspace, interval and bucket, then dimension, then
+   * value: requests that end together share one write per item.
+   */
+  private pending: PendingIncrements = new Map();
+  private pendingCount = 0;
+  private readonly buckets = new BucketNames();
   private nextFlush: Promise<void> | undefined;
   private lastFlush: Promise<void> = Promise.resolve();
 
@@ -128,22 +166,30 @@ export class AnalyticsStore {
    */
   record(entry: LogEntry): Promise<void> {
     const at = Date.parse(entry.timestamp);
-    const dimensions = [
-      ['all', null] as [string, string | null],
-      ...Object.entries(dimensionValues(entry)),
-    ].map(([dimension, value]) => ({ dimension, value, keyed: keyValue(value) }));
+    const values = dimensionValues(entry);
     // What the entry adds, worked out once for its fourteen aggregates.
     const promptTokens = entry.usage?.prompt_tokens ?? 0;
     const completionTokens = entry.usage?.completion_tokens ?? 0;
     const cost = typeof entry.cost === 'number' && Number.isFinite(entry.cost) ? entry.cost : 0;
     const errors = entry.status >= 400 ? 1 : 0;
     const h = latencyBucket(entry.latency_ms);
-    const scope = `${entry.organisation_id}\u0000${entry.workspace}`;
-    for (const interval of ['hour', 'day'] as const) {
-      const bucket = bucketOf(at, interval);
-      for (const { dimension, value, keyed } of dimensions) {
-        const key = `${scope}\u0000${interval}\u0000${dimension}\u0000${bucket}\u0000${keyed}`;
-        let inc = this.pending.get(key);
+    for (const interval of INTERVALS) {
+      const bucket = this.buckets.of(at, interval);
+      const groupKey = `${entry.organisation_id}\u0000${entry.workspace}\u0000${interval}\u0000${bucket}`;
+      let group = this.pending.get(groupKey);
+      if (!group) {
+        group = new Map();
+        this.pending.set(groupKey, group);
+      }
+      for (const dimension of ALL_DIMENSIONS) {
+        const value = dimension === 'all' ? null : values[dimension];
+        const keyed = keyValue(value);
+        let byValue = group.get(dimension);
+        if (!byValue) {
+          byValue = new Map();
+          group.set(dimension, byValue);
+        }
+        let inc = byValue.get(keyed);
         if (!inc) {
           inc = {
             organisationId: entry.organisation_id,
@@ -160,7 +206,8 @@ export class AnalyticsStore {
             latency_sum_ms: 0,
             histogram: new Map(),
           };
-          this.pending.set(key, inc);
+          byValue.set(keyed, inc);
+          this.pendingCount++;
         }
         inc.requests += 1;
         inc.prompt_tokens += promptTokens;
@@ -191,14 +238,15 @@ export class AnalyticsStore {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    if (this.pending.size === 0) return this.nextFlush ?? this.lastFlush.catch(() => undefined);
+    if (this.pendingCount === 0) return this.nextFlush ?? this.lastFlush.catch(() => undefined);
     this.nextFlush ??= this.lastFlush
       .catch(() => undefined)
       .then(async () => {
         const batch = this.pending;
         this.pending = new Map();
+        this.pendingCount = 0;
         this.nextFlush = undefined;
-        this.lastFlush = this.write([...batch.values()]);
+        this.lastFlush = this.write(increments(batch));
         await this.lastFlush;
       });
     return this.nextFlush;
