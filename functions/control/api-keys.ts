@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { badRequest, forbidden, notFound } from '../core/errors';
 import { newId } from '../core/ids';
 import { SCOPES, type Scope } from '../core/operations';
@@ -23,7 +23,8 @@ const KEY_PREFIX = 'gwk_';
 const DEFAULT_WORKSPACE_SCOPES: Scope[] = ['completions.write', 'logs.view'];
 const CACHE_MAX = 10_000;
 
-export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+// One call, no Hash object: a key is hashed on every request that presents it.
+export const hashKey = (key: string) => hash('sha256', key, 'hex');
 
 export function generateKey(): string {
   return KEY_PREFIX + randomBytes(32).toString('base64url');
