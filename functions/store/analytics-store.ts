@@ -167,6 +167,10 @@ export class AnalyticsStore {
   record(entry: LogEntry): Promise<void> {
     const at = Date.parse(entry.timestamp);
     const values = dimensionValues(entry);
+    const dimensions = ALL_DIMENSIONS.map((dimension) => {
+      const value = dimension === 'all' ? null : values[dimension];
+      return { dimension, value, keyed: keyValue(value) };
+    });
     // What the entry adds, worked out once for its fourteen aggregates.
     const promptTokens = entry.usage?.prompt_tokens ?? 0;
     const completionTokens = entry.usage?.completion_tokens ?? 0;
@@ -181,9 +185,7 @@ export class AnalyticsStore {
         group = new Map();
         this.pending.set(groupKey, group);
       }
-      for (const dimension of ALL_DIMENSIONS) {
-        const value = dimension === 'all' ? null : values[dimension];
-        const keyed = keyValue(value);
+      for (const { dimension, value, keyed } of dimensions) {
         let byValue = group.get(dimension);
         if (!byValue) {
           byValue = new Map();
