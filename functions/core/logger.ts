@@ -29,6 +29,6 @@ interface InvokeStoreGlobal {
  * them would only cost a dozen reads of the environment on every request.
  */
 function inOwnScope(): boolean {
-  if (!process.env.AWS_LAMBDA_MAX_CONCURRENCY) return false;
+  if (!settings().concurrentInvocations) return false;
   return (globalThis as InvokeStoreGlobal).awslambda?.InvokeStore?.hasContext() === true;
 }

@@ -18,6 +18,11 @@ export interface Settings {
   awsRegion: string | undefined;
   /** `POWERTOOLS_SERVICE_NAME`: the service of logs and metrics. */
   serviceName: string;
+  /**
+   * `AWS_LAMBDA_MAX_CONCURRENCY` set: the runtime runs invocations side by side, each in an invoke-store
+   * scope of its own (Lambda Managed Instances; the local server sets it).
+   */
+  concurrentInvocations: boolean;
 
   // The local server (local/server.ts).
   /** `PORT` */
@@ -237,6 +242,7 @@ export function parseSettings(env: Environment): Settings {
       ),
     awsRegion: read.text('AWS_REGION'),
     serviceName: read.text('POWERTOOLS_SERVICE_NAME') ?? 'gateway',
+    concurrentInvocations: read.text('AWS_LAMBDA_MAX_CONCURRENCY') !== undefined,
 
     port: read.integer('PORT', 8787, { min: 0, max: 65_535 }),
     host: read.text('HOST')?.trim() ?? '127.0.0.1',

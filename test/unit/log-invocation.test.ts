@@ -1,6 +1,7 @@
 import type { Context } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { logger, logInvocation } from '../../functions/core/logger';
+import { loadSettings } from '../../functions/core/settings';
 import { installAwsLambdaShim, invoke } from '../../local/awslambda-shim';
 
 // logInvocation puts an invocation's context and keys on its log lines, and never one invocation's keys
@@ -36,6 +37,7 @@ afterEach(() => {
   logger.setLogLevel('ERROR');
   if (concurrency === undefined) delete process.env.AWS_LAMBDA_MAX_CONCURRENCY;
   else process.env.AWS_LAMBDA_MAX_CONCURRENCY = concurrency;
+  loadSettings();
 });
 
 /** One invocation: its keys, then one warning. */
@@ -47,8 +49,11 @@ function invocation(id: string, keys: Record<string, string>): void {
 describe('logInvocation', () => {
   it('clears the last invocation keys where invocations run one at a time', () => {
     delete process.env.AWS_LAMBDA_MAX_CONCURRENCY;
+    loadSettings();
+    const reset = vi.spyOn(logger, 'resetKeys');
     invocation('fn-1', { requestId: 'req-1', model: 'gpt-4o' });
     invocation('fn-2', { requestId: 'req-2' });
+    expect(reset).toHaveBeenCalledTimes(2);
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatchObject({ requestId: 'req-1', model: 'gpt-4o', function_request_id: 'fn-1' });
     expect(lines[1]).toMatchObject({ requestId: 'req-2', function_request_id: 'fn-2' });
@@ -56,7 +61,10 @@ describe('logInvocation', () => {
   });
 
   it('keeps each invocation keys to its own lines where each has a scope of its own', async () => {
+    // As the local server starts: the runtime's globals, then the settings read again.
     installAwsLambdaShim();
+    loadSettings();
+    const reset = vi.spyOn(logger, 'resetKeys');
     const run = (id: string, keys: Record<string, string>, pause: number) =>
       invoke(contextOf(id), async () => {
         logInvocation(contextOf(id), keys);
@@ -70,6 +78,8 @@ describe('logInvocation', () => {
     ]);
     // One after the other, in new scopes: nothing of the earlier ones is on the later line.
     await run('fn-3', { requestId: 'req-3' }, 0);
+    // Nothing to clear in a new scope: the keys' reset is not paid for.
+    expect(reset).not.toHaveBeenCalled();
     expect(lines).toHaveLength(3);
     const byRequest = new Map(lines.map((line) => [line.requestId, line]));
     expect(byRequest.get('req-1')).toMatchObject({ model: 'gpt-4o', function_request_id: 'fn-1' });
