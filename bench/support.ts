@@ -181,6 +181,7 @@ export interface BenchStack {
   gatewayPort: number;
   proxyPort: number;
   gatewayPid: number | undefined;
+  proxyPid: number | undefined;
   stop(): void;
 }
 
@@ -210,6 +211,7 @@ export async function startBenchStack(): Promise<BenchStack> {
     gatewayPort: Number(gateway.match[1]),
     proxyPort: Number(proxy.match[1]),
     gatewayPid: gateway.child.pid,
+    proxyPid: proxy.child.pid,
     stop() {
       for (const started of [gateway, proxy, upstream]) started.child.kill('SIGTERM');
       rmSync(dataDir, { recursive: true, force: true });
