@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { logger } from '../../functions/core/logger';
+import { describe, expect, it, vi } from 'vitest';
 import { completion, sendJson, sleep, startFakeOpenAI } from '../support/fake-openai';
 import { useGateway } from '../support/fixture';
+import { captureLogLines } from '../support/log-lines';
 
 // Operational log lines carry the request's id and the invocation's Lambda context, however deep in the
 // request they are written and although nothing passes the id down: the handlers inject the context,
@@ -10,25 +10,8 @@ import { useGateway } from '../support/fixture';
 
 const { gw, fake } = useGateway({ fake: startFakeOpenAI });
 
-let lines: Array<Record<string, unknown>> = [];
-beforeEach(() => {
-  lines = [];
-  logger.setLogLevel('WARN');
-  // Powertools writes JSON lines to stdout and stderr; anything else written there is let through.
-  for (const stream of [process.stdout, process.stderr]) {
-    const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
-    vi.spyOn(stream, 'write').mockImplementation((chunk: unknown, ...rest: unknown[]) => {
-      const text = String(chunk);
-      if (text.startsWith('{"level"')) lines.push(JSON.parse(text));
-      else write(chunk, ...rest);
-      return true;
-    });
-  }
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-  logger.setLogLevel('ERROR');
-});
+// Powertools writes JSON lines to stdout and stderr; they are collected here.
+const lines = captureLogLines();
 
 describe('operational logs', () => {
   it('name the request they belong to, with two requests in flight at once', async () => {

@@ -1,8 +1,9 @@
 import type { Context } from 'aws-lambda';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { logger, logInvocation } from '../../functions/core/logger';
 import { loadSettings } from '../../functions/core/settings';
 import { installAwsLambdaShim, invoke } from '../../local/awslambda-shim';
+import { captureLogLines } from '../support/log-lines';
 
 // logInvocation puts an invocation's context and keys on its log lines, and never one invocation's keys
 // on another's lines: on a runtime that runs one invocation at a time it clears the last one's keys; where
@@ -17,24 +18,9 @@ const contextOf = (id: string) =>
     memoryLimitInMB: '512',
   }) as Context;
 
-let lines: Array<Record<string, unknown>> = [];
+const lines = captureLogLines();
 const concurrency = process.env.AWS_LAMBDA_MAX_CONCURRENCY;
-beforeEach(() => {
-  lines = [];
-  logger.setLogLevel('WARN');
-  for (const stream of [process.stdout, process.stderr]) {
-    const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
-    vi.spyOn(stream, 'write').mockImplementation((chunk: unknown, ...rest: unknown[]) => {
-      const text = String(chunk);
-      if (text.startsWith('{"level"')) lines.push(JSON.parse(text));
-      else write(chunk, ...rest);
-      return true;
-    });
-  }
-});
 afterEach(() => {
-  vi.restoreAllMocks();
-  logger.setLogLevel('ERROR');
   if (concurrency === undefined) delete process.env.AWS_LAMBDA_MAX_CONCURRENCY;
   else process.env.AWS_LAMBDA_MAX_CONCURRENCY = concurrency;
   loadSettings();
