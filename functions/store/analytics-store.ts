@@ -154,7 +154,6 @@ export class AnalyticsStore {
    * value: requests that end together share one write per item.
    */
   private pending: PendingIncrements = new Map();
-  private pendingCount = 0;
   private readonly buckets = new BucketNames();
   private nextFlush: Promise<void> | undefined;
   private lastFlush: Promise<void> = Promise.resolve();
@@ -209,7 +208,6 @@ export class AnalyticsStore {
             histogram: new Map(),
           };
           byValue.set(keyed, inc);
-          this.pendingCount++;
         }
         inc.requests += 1;
         inc.prompt_tokens += promptTokens;
@@ -240,13 +238,13 @@ export class AnalyticsStore {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    if (this.pendingCount === 0) return this.nextFlush ?? this.lastFlush.catch(() => undefined);
+    // A group is only made with the increments of the entry that made it: no group, nothing pending.
+    if (this.pending.size === 0) return this.nextFlush ?? this.lastFlush.catch(() => undefined);
     this.nextFlush ??= this.lastFlush
       .catch(() => undefined)
       .then(async () => {
         const batch = this.pending;
         this.pending = new Map();
-        this.pendingCount = 0;
         this.nextFlush = undefined;
         this.lastFlush = this.write(increments(batch));
         await this.lastFlush;
