@@ -76,6 +76,43 @@ export class ClientGoneError extends Error {
   }
 }
 
+/**
+ * What Node's client makes of a URL and a header object (`Host`, `Authorization` from the URL's user
+ * info, `Content-Length` from the body), with the headers as a list: Node then writes them as they are,
+ * still refusing a bad name or value, instead of storing and checking each one twice. A third of what
+ * creating the request costs.
+ */
+export function requestOptions(req: UpstreamRequest, agent: http.Agent): http.RequestOptions {
+  const { url } = req;
+  const headers: string[] = [];
+  let host = false;
+  let authorization = false;
+  for (const name in req.headers) {
+    const lower = name.toLowerCase();
+    // The body's length is the one sent, whatever a caller said.
+    if (lower === 'content-length' && req.body !== undefined) continue;
+    if (lower === 'host') host = true;
+    else if (lower === 'authorization') authorization = true;
+    headers.push(name, req.headers[name] as string);
+  }
+  if (!host) headers.push('host', url.host);
+  if (!authorization && (url.username || url.password)) {
+    const user = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+    headers.push('authorization', `Basic ${Buffer.from(user).toString('base64')}`);
+  }
+  if (req.body !== undefined) headers.push('content-length', String(Buffer.byteLength(req.body)));
+  const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  return {
+    protocol: url.protocol,
+    hostname,
+    port: url.port,
+    path: url.pathname + url.search,
+    method: req.method,
+    headers,
+    agent,
+  };
+}
+
 /** Sends the request; resolves once the reply's status and headers arrive. */
 export function sendUpstream(req: UpstreamRequest): Promise<UpstreamResponse> {
   return new Promise((resolve, reject) => {
@@ -95,13 +132,7 @@ export function sendUpstream(req: UpstreamRequest): Promise<UpstreamResponse> {
       return;
     }
     const transport = req.url.protocol === 'https:' ? https : http;
-    const headers: Record<string, string> = { ...req.headers };
-    if (req.body !== undefined) headers['content-length'] = String(Buffer.byteLength(req.body));
-    const outgoing = transport.request(req.url, {
-      method: req.method,
-      headers,
-      agent,
-    });
+    const outgoing = transport.request(requestOptions(req, agent));
     const deadline = new Deadline(req.timeoutMs, () => outgoing.destroy(new Error('timeout')));
     const onAbort = () => outgoing.destroy(new ClientGoneError());
     req.signal.addEventListener('abort', onAbort, { once: true });
