@@ -14,6 +14,14 @@ interface Prelude {
 }
 
 const STREAMING = Symbol.for('gateway.local.streaming');
+const SENT_HEADERS = Symbol('gateway.local.sentHeaders');
+type SentHeaders = Record<string, string | string[]>;
+
+/** A reply header, whether set on the response or sent with a function's reply (see sendHead). */
+export function replyHeader(res: ServerResponse, name: string): string | undefined {
+  const value = res.getHeader(name) ?? (res as { [SENT_HEADERS]?: SentHeaders })[SENT_HEADERS]?.[name];
+  return typeof value === 'string' ? value : undefined;
+}
 
 export class LocalResponseStream extends Writable {
   private prelude: Prelude = { statusCode: 200 };
@@ -37,12 +45,16 @@ export class LocalResponseStream extends Writable {
   private sendHead(): void {
     if (this.headSent) return;
     this.headSent = true;
-    // Set one by one (not passed to writeHead) so the server can read them back for its request line.
-    for (const [name, value] of Object.entries(this.prelude.headers ?? {})) this.res.setHeader(name, value);
-    if (this.prelude.cookies?.length) this.res.setHeader('set-cookie', this.prelude.cookies);
+    // Given to writeHead whole, so Node checks and writes each header once instead of storing it first;
+    // a name given twice in two cases is sent once, as setHeader would. Kept for the server's request line.
+    const headers: SentHeaders = {};
+    for (const [name, value] of Object.entries(this.prelude.headers ?? {}))
+      headers[name.toLowerCase()] = value;
+    if (this.prelude.cookies?.length) headers['set-cookie'] = this.prelude.cookies;
+    (this.res as { [SENT_HEADERS]?: SentHeaders })[SENT_HEADERS] = headers;
     // No flushHeaders(): a write or the end always follows at once, and Node sends the headers with it,
     // in one packet instead of two.
-    this.res.writeHead(this.prelude.statusCode);
+    this.res.writeHead(this.prelude.statusCode, headers);
   }
 
   override _write(

@@ -19,7 +19,7 @@ import { closeCounters } from '../functions/store/counter-store';
 import { useDynamoTransport } from '../functions/store/dynamo';
 import { flushLogWrites } from '../functions/store/log-store';
 import { ALL_TABLES } from '../functions/store/tables';
-import { installAwsLambdaShim, invoke, LocalResponseStream } from './awslambda-shim';
+import { installAwsLambdaShim, invoke, LocalResponseStream, replyHeader } from './awslambda-shim';
 import { lockDataDir } from './data-dir-lock';
 import { EMBEDDED_DYNAMO_CLIENT, ensureTables, localTableName, startDynalite } from './dynamodb';
 import { startLocalRealtime } from './realtime';
@@ -221,8 +221,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       const cut: string[] = [];
       for (const request of inFlight.values()) {
         if (request.res.writableFinished) continue;
-        const id = request.res.getHeader('x-gateway-request-id');
-        cut.push(`${request.method} ${request.path}${typeof id === 'string' ? ` (${id})` : ''}`);
+        const id = replyHeader(request.res, 'x-gateway-request-id');
+        cut.push(`${request.method} ${request.path}${id ? ` (${id})` : ''}`);
         request.res.destroy();
       }
       return cut;
@@ -267,7 +267,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
 
 /** `POST /v1/chat/completions 200 12.3ms req=<id> user=<user>`: one line per request. */
 function requestLine(req: IncomingMessage, res: ServerResponse, path: string, ms: number): string {
-  const id = res.getHeader('x-gateway-request-id');
+  const id = replyHeader(res, 'x-gateway-request-id');
   // Read after the reply has gone, so the parse never delays it.
   const body = (req as { gatewayBody?: Buffer }).gatewayBody;
   const user = body && userOf(body, req.headers['content-type']);
