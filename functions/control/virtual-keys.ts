@@ -231,7 +231,7 @@ export function presentVirtualKey(view: VirtualKeyView) {
 /** A key's host is the operator's choice when an admin sets it; anyone else obeys the egress settings. */
 async function checkKeyHost(caller: Principal, host: string | null | undefined): Promise<void> {
   if (!host || caller.isOrganisationAdmin) return;
-  await egressSettings.checkRequestHost(caller.organisationId, new URL(host), 'custom_host');
+  await egressSettings.checkRequestHost(caller.organisationId, host, 'custom_host');
 }
 
 export class VirtualKeyService {

@@ -177,8 +177,8 @@ export async function checkRouteHosts(
     if (!customHost || checked.has(customHost.param)) continue;
     checked.add(customHost.param);
     if (customHost.param !== 'x-gateway-custom-host' && trusted) continue;
-    const url = new URL(normaliseHost(customHost.value, customHost.param));
-    await egressSettings.checkRequestHost(principal.organisationId, url, customHost.param);
+    const host = normaliseHost(customHost.value, customHost.param);
+    await egressSettings.checkRequestHost(principal.organisationId, host, customHost.param);
   }
 }
 
