@@ -204,6 +204,7 @@ class UpstreamBody implements AsyncIterable<Buffer> {
   /** The whole body as text; more than `maxBytes` fails (and drops the connection). */
   text(maxBytes: number): Promise<string> {
     const { res, deadline, signal } = this;
+    if (res.complete && !res.readableFlowing && !signal.aborted) return this.buffered(maxBytes);
     return new Promise((resolve, reject) => {
       const parts: Buffer[] = [];
       let size = 0;
@@ -243,6 +244,34 @@ class UpstreamBody implements AsyncIterable<Buffer> {
       res.once('close', onClose);
       if (signal.aborted) stopOnAbort();
       else signal.addEventListener('abort', stopOnAbort, { once: true });
+    });
+  }
+
+  /**
+   * A reply whose body came in with its headers (most whole replies) is already parsed and buffered when
+   * it is read: taken at once, without a data listener and a flowing mode. Reading it ends the reply;
+   * the text is given once it has ended, when Node has handed its socket back to the pool.
+   */
+  private buffered(maxBytes: number): Promise<string> {
+    const { res } = this;
+    const body = res.read() as Buffer | null;
+    this.release(() => undefined);
+    // Whatever the response does from now on is no one's concern, and must not be an unhandled error.
+    res.on('error', () => undefined);
+    if (body !== null && body.length > maxBytes) {
+      return Promise.reject(upstreamUnreachable(`the reply exceeded ${maxBytes} bytes`));
+    }
+    const text = body === null ? '' : body.toString('utf8');
+    // The body is whole: a reply destroyed before its end event (closed) still gives it.
+    return new Promise((resolve) => {
+      if (res.readableEnded || res.destroyed) return resolve(text);
+      const done = () => {
+        res.off('end', done);
+        res.off('close', done);
+        resolve(text);
+      };
+      res.once('end', done);
+      res.once('close', done);
     });
   }
 

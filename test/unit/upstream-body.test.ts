@@ -140,4 +140,40 @@ describe('a whole upstream body', () => {
     await sleep(50);
     expect(await readAll(reply.body, 100)).toBe('{"ok":true}');
   });
+
+  // Read once the whole body is parsed and waiting (see UpstreamBody.buffered): the same text, cap and
+  // end as a body read while it arrives.
+  it('already arrived in several chunks is the text whole, a character split across them included', async () => {
+    const euro = Buffer.from('€');
+    behaviour = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(Buffer.concat([Buffer.from('{"a":"'), euro.subarray(0, 1)]));
+      setTimeout(() => res.end(Buffer.concat([euro.subarray(1), Buffer.from('"}')])), 5);
+    };
+    const reply = await send();
+    await sleep(50);
+    expect(await readAll(reply.body, 100)).toBe('{"a":"€"}');
+  });
+
+  it('already arrived past the cap fails', async () => {
+    behaviour = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('x'.repeat(1_200));
+    };
+    const reply = await send();
+    await sleep(50);
+    const error = await readAll(reply.body, 1_000).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GatewayError);
+    expect((error as Error).message).toContain('exceeded 1000 bytes');
+  });
+
+  it('already arrived and empty is an empty text', async () => {
+    behaviour = (res) => {
+      res.writeHead(200, { 'content-length': '0' });
+      res.end();
+    };
+    const reply = await send();
+    await sleep(50);
+    expect(await readAll(reply.body, 100)).toBe('');
+  });
 });
