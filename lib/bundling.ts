@@ -40,6 +40,8 @@ export const ALIASES: Record<string, string> = {
   '@aws-sdk/credential-provider-node': './functions/store/lambda-credentials.ts',
   '@aws-sdk/lib-dynamodb': './functions/store/dynamodb-commands.ts',
   '@aws-sdk/client-dynamodb': './functions/store/dynamodb-commands.ts',
+  // Middy's core imports it at load for a mode the gateway does not use; see the module.
+  'node:stream/web': './functions/core/web-streams-on-demand.ts',
 };
 
 // Prefer ESM builds of dependencies: they tree-shake far better than their CJS builds.

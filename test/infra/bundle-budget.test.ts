@@ -48,4 +48,13 @@ describe('the chat bundle', () => {
     expect(all.some((input) => /node_modules\/re2js\//.test(input))).toBe(true);
     expect(all.some((input) => /node_modules\/@cfworker\/json-schema\//.test(input))).toBe(true);
   });
+
+  it("does not make a cold start load Node's web streams, which only Middy's unused stream mode names", () => {
+    const imported = startupOutputs(meta).flatMap((path) =>
+      (meta.outputs[path]?.imports ?? []).map((i) => i.path),
+    );
+    // The bundle's Node built-ins are imported at start, the check is meaningful: some are there.
+    expect(imported).toContain('node:stream');
+    expect(imported.filter((path) => /^(node:)?stream\/web$/.test(path))).toEqual([]);
+  });
 });
