@@ -105,8 +105,8 @@ export class EgressSettingsService {
     );
   }
 
-  /** Throws a 400 naming `param` when the organisation does not let requests name this host. */
-  async checkRequestHost(organisationId: string, host: string, param: string): Promise<void> {
+  /** Throws a 400 naming `param` when the organisation does not let requests name this host (a URL). */
+  async checkRequestHost(organisationId: string, hostUrl: string, param: string): Promise<void> {
     const settings = await this.settingsOf(organisationId);
     if (!settings.allow_custom_hosts) {
       throw badRequest(
@@ -116,8 +116,8 @@ export class EgressSettingsService {
       );
     }
     if (settings.allowed_hosts.length === 0) return;
-    // Parsed only here: most organisations list no hosts, and the host is already a normalised URL.
-    const url = new URL(host);
+    // Parsed only here, where it is needed: most organisations list no hosts. Callers checked it parses.
+    const url = new URL(hostUrl);
     if (!settings.allowed_hosts.some((p) => hostMatches(url, p))) {
       throw badRequest(
         `${param}: the host ${url.host} is not in this organisation's allowed_hosts.`,
