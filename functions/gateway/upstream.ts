@@ -280,7 +280,10 @@ class UpstreamBody implements AsyncIterable<Buffer> {
     return toGatewayError(error, this.deadline.expired, this.timeoutMs);
   }
 
-  /** Ends the read: the deadline and abort listeners go (`stopOnAbort` where the read added one), and a reply not read to its end drops its connection. */
+  /**
+   * Ends the read: the deadline and the abort listeners go (`stopOnAbort` where the read added one), and a
+   * reply not read to its end drops its connection.
+   */
   private release(stopOnAbort?: () => void): void {
     this.deadline.clear();
     if (stopOnAbort) this.signal.removeEventListener('abort', stopOnAbort);
