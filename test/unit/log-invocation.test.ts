@@ -1,5 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type * as LoggerModule from '../../functions/core/logger';
 import { logger, logInvocation } from '../../functions/core/logger';
 import { loadSettings } from '../../functions/core/settings';
 import { installAwsLambdaShim, invoke } from '../../local/awslambda-shim';
@@ -7,7 +8,8 @@ import { captureLogLines } from '../support/log-lines';
 
 // logInvocation puts an invocation's context and keys on its log lines, and never one invocation's keys
 // on another's lines: on a runtime that runs one invocation at a time it clears the last one's keys; where
-// each invocation has a scope of its own it has nothing to clear.
+// each invocation has a scope of its own it has nothing to clear. Both happen at the invocation's first
+// line: an invocation that writes none costs nothing, and the cold start stays the first invocation's.
 
 const contextOf = (id: string) =>
   ({
@@ -20,11 +22,25 @@ const contextOf = (id: string) =>
 
 const lines = captureLogLines();
 const concurrency = process.env.AWS_LAMBDA_MAX_CONCURRENCY;
+const initialization = process.env.AWS_LAMBDA_INITIALIZATION_TYPE;
 afterEach(() => {
   if (concurrency === undefined) delete process.env.AWS_LAMBDA_MAX_CONCURRENCY;
   else process.env.AWS_LAMBDA_MAX_CONCURRENCY = concurrency;
+  if (initialization === undefined) delete process.env.AWS_LAMBDA_INITIALIZATION_TYPE;
+  else process.env.AWS_LAMBDA_INITIALIZATION_TYPE = initialization;
   loadSettings();
 });
+
+/** The logger module as a new Lambda container loads it: on-demand, one invocation at a time. */
+async function onDemandContainer(): Promise<typeof LoggerModule> {
+  delete process.env.AWS_LAMBDA_MAX_CONCURRENCY;
+  process.env.AWS_LAMBDA_INITIALIZATION_TYPE = 'on-demand';
+  loadSettings();
+  vi.resetModules();
+  const module = await import('../../functions/core/logger');
+  module.logger.setLogLevel('WARN');
+  return module;
+}
 
 /** One invocation: its keys, then one warning. */
 function invocation(id: string, keys: Record<string, string>): void {
@@ -44,6 +60,36 @@ describe('logInvocation', () => {
     expect(lines[0]).toMatchObject({ requestId: 'req-1', model: 'gpt-4o', function_request_id: 'fn-1' });
     expect(lines[1]).toMatchObject({ requestId: 'req-2', function_request_id: 'fn-2' });
     expect(lines[1]).not.toHaveProperty('model');
+  });
+
+  it('puts nothing on the logger for an invocation that writes no line, and nothing of it on the next', () => {
+    delete process.env.AWS_LAMBDA_MAX_CONCURRENCY;
+    loadSettings();
+    const addContext = vi.spyOn(logger, 'addContext');
+    logInvocation(contextOf('fn-1'), { requestId: 'req-1', model: 'gpt-4o' });
+    expect(addContext).not.toHaveBeenCalled();
+    invocation('fn-2', { requestId: 'req-2' });
+    expect(addContext).toHaveBeenCalledTimes(1);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ requestId: 'req-2', function_request_id: 'fn-2' });
+    expect(lines[0]).not.toHaveProperty('model');
+  });
+
+  it("marks the container's first invocation as its cold start, even when it writes no line", async () => {
+    const first = await onDemandContainer();
+    first.logInvocation(contextOf('fn-1'), { requestId: 'req-1' });
+    first.logInvocation(contextOf('fn-2'), { requestId: 'req-2' });
+    first.logger.warn('work done');
+    const second = await onDemandContainer();
+    second.logInvocation(contextOf('fn-3'), { requestId: 'req-3' });
+    second.logger.warn('work done');
+    second.logInvocation(contextOf('fn-4'), { requestId: 'req-4' });
+    second.logger.warn('work done');
+    expect(lines.map((line) => [line.requestId, line.cold_start])).toEqual([
+      ['req-2', false],
+      ['req-3', true],
+      ['req-4', false],
+    ]);
   });
 
   it('keeps each invocation keys to its own lines where each has a scope of its own', async () => {
