@@ -1,3 +1,4 @@
+import type { InvokeStoreBase } from '@aws/lambda-invoke-store';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { LogItemExtraInput, LogItemMessage } from '@aws-lambda-powertools/logger/types';
 import type { Context } from 'aws-lambda';
@@ -10,12 +11,6 @@ interface Invocation {
   coldStart: boolean;
 }
 
-interface InvokeStore {
-  hasContext(): boolean;
-  get<T>(key: symbol): T | undefined;
-  set<T>(key: symbol, value: T): void;
-}
-
 const PENDING = Symbol('gateway.logger.pendingInvocation');
 
 /**
@@ -23,9 +18,9 @@ const PENDING = Symbol('gateway.logger.pendingInvocation');
  * (`AWS_LAMBDA_MAX_CONCURRENCY` set, a context in its invoke store: Lambda Managed Instances, the local
  * server); there Powertools keeps an invocation's keys, and a new scope holds none yet.
  */
-function ownScope(): InvokeStore | undefined {
+function ownScope(): InvokeStoreBase | undefined {
   if (!settings().concurrentInvocations) return undefined;
-  const store = (globalThis as { awslambda?: { InvokeStore?: InvokeStore } }).awslambda?.InvokeStore;
+  const store = (globalThis as { awslambda?: { InvokeStore?: InvokeStoreBase } }).awslambda?.InvokeStore;
   return store?.hasContext() === true ? store : undefined;
 }
 
