@@ -3,6 +3,7 @@ import type { GatewayConfig } from './gateway-config';
 import type { LogEntry, SendOutcome, UsageLogDraft } from './log-entry';
 import type { Operation } from './operations';
 import type { Principal } from './principal';
+import type { StopSignal } from './stop-signal';
 
 /** A function URL event (payload format 2.0). */
 export type HttpEvent = APIGatewayProxyEventV2;
@@ -36,7 +37,7 @@ export interface RequestState {
   /** The finished log entry, set by the usage log's after-send work for the telemetry that follows it. */
   entry?: LogEntry;
   /** Aborted when the client goes away before the reply is complete. */
-  clientSignal: AbortSignal;
+  clientSignal: StopSignal;
   /** Work that runs after the client has its last byte, before the invocation returns. */
   afterSend: Array<(outcome: SendOutcome) => Promise<void>>;
   /** Headers added to every reply, errors included. */

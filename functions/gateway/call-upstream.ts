@@ -9,6 +9,7 @@ import {
 import type { ModelCallState } from '../core/http';
 import { tryJson } from '../core/request-body';
 import { credentialMasker } from '../core/secret-mask';
+import type { StopSignal } from '../core/stop-signal';
 import type { AttemptSuccess } from './router';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, readAll, sendUpstream, type UpstreamResponse } from './upstream';
@@ -57,7 +58,7 @@ export interface Exchange {
   /** Which successful replies are kept open for the caller to stream, by content type. */
   keepOpen: (contentType: string) => boolean;
   /** What stops the call: the client's signal unless the caller keeps reading after the client leaves. */
-  signal?: AbortSignal;
+  signal?: StopSignal;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { badRequest, type ErrorCode, GatewayError, hasCode } from '../core/errors';
 import type { AttemptRecord } from '../core/log-entry';
 import { settings } from '../core/settings';
+import type { StopSignal } from '../core/stop-signal';
 import type { PlanNode, PlanTarget } from './plan';
 
 /** What `prepare` made of a target: the router only needs to know whom it names. */
@@ -55,7 +56,7 @@ export function backoffMs(retry: number, error: GatewayError): number {
   return delay / 2 + Math.random() * (delay / 2);
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+function sleep(ms: number, signal: StopSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const done = () => {
@@ -99,7 +100,7 @@ export class Router<P extends PreparedTarget, S extends AttemptSuccess> {
   constructor(
     private readonly prepare: (target: PlanTarget) => Promise<P>,
     private readonly attempt: (prepared: P, target: PlanTarget) => Promise<S>,
-    private readonly signal: AbortSignal,
+    private readonly signal: StopSignal,
   ) {}
 
   run(plan: PlanNode): Promise<Served<P, S>> {

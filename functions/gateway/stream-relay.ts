@@ -3,6 +3,7 @@ import type { HttpResult, ModelCallState } from '../core/http';
 import type { Usage, UsageLogDraft } from '../core/log-entry';
 import { settings } from '../core/settings';
 import type { SseEvent, SseParser } from '../core/sse';
+import { ClientSignal, type StopSignal } from '../core/stop-signal';
 import type { CallSuccess } from './call-upstream';
 import { tokenBound } from './pricing';
 import type { RequestGuard, StreamWatch } from './request-guard';
@@ -80,7 +81,7 @@ export interface RelayOptions {
   inputTokens: number;
   watch?: StreamWatch;
   /** The client's signal: the relay stops writing when it aborts. */
-  client: AbortSignal;
+  client: StopSignal;
   /**
    * Stops reading the upstream, when the upstream call does not follow the client's signal (`streamSignal`),
    * so that the provider's usage can still be read after the client left.
@@ -99,13 +100,13 @@ const LEFT = Symbol('client left');
  * A signal for a streamed upstream call: it follows the client's until `detach` (once the reply has
  * started), and `abort` still fires afterwards. The relay then decides when to stop reading.
  */
-export function streamSignal(client: AbortSignal) {
-  const own = new AbortController();
+export function streamSignal(client: StopSignal) {
+  const own = new ClientSignal();
   const follow = () => own.abort();
   if (client.aborted) own.abort();
   else client.addEventListener('abort', follow, { once: true });
   return {
-    signal: own.signal,
+    signal: own,
     detach: () => client.removeEventListener('abort', follow),
     abort: () => own.abort(),
   };

@@ -1,6 +1,7 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { GatewayError, invalidHost, upstreamTimeout, upstreamUnreachable } from '../core/errors';
+import type { StopSignal } from '../core/stop-signal';
 import { checkOutboundUrl, guardedAgents, hostNotAllowed, RefusedAddressError } from './address-guard';
 
 export interface UpstreamRequest {
@@ -9,7 +10,7 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   body?: string | Buffer;
   /** The client's signal: when it aborts, so does the upstream call. */
-  signal: AbortSignal;
+  signal: StopSignal;
   /** Time allowed until the reply starts, and then between two chunks of its body. */
   timeoutMs: number;
 }
@@ -170,7 +171,7 @@ class UpstreamBody implements AsyncIterable<Buffer> {
   constructor(
     private readonly res: IncomingMessage,
     private readonly deadline: Deadline,
-    private readonly signal: AbortSignal,
+    private readonly signal: StopSignal,
     private readonly onAbort: () => void,
     private readonly timeoutMs: number,
   ) {}

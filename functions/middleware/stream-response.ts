@@ -7,6 +7,7 @@ import type { SendOutcome } from '../core/log-entry';
 import { logger, logInvocation } from '../core/logger';
 import { settings } from '../core/settings';
 import { markStage } from '../core/stage-clock';
+import { ClientSignal } from '../core/stop-signal';
 import { telemetry } from '../gateway/request-telemetry';
 
 type Chain = (event: HttpEvent, context: GatewayContext) => Promise<HttpResult>;
@@ -21,7 +22,7 @@ export const SSE_KEEPALIVE = ': keep-alive\n\n';
  */
 export function streamingHandler(chain: Chain) {
   return awslambda.streamifyResponse<HttpEvent>(async (event, responseStream: Writable, context: Context) => {
-    const client = new AbortController();
+    const client = new ClientSignal();
     const state: RequestState = {
       requestId: newId(),
       traceId: '',
@@ -29,7 +30,7 @@ export function streamingHandler(chain: Chain) {
       startedAtMs: Date.now(),
       headers: {},
       params: {},
-      clientSignal: client.signal,
+      clientSignal: client,
       afterSend: [],
       replyHeaders: {},
       upstreamWaitMs: 0,

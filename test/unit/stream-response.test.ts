@@ -3,6 +3,7 @@ import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { GatewayContext, HttpEvent, HttpResult } from '../../functions/core/http';
 import type { SendOutcome } from '../../functions/core/log-entry';
+import type { StopSignal } from '../../functions/core/stop-signal';
 import { telemetry } from '../../functions/gateway/request-telemetry';
 import { streamingHandler } from '../../functions/middleware/stream-response';
 
@@ -117,7 +118,7 @@ describe('streamingHandler', () => {
 
   it('aborts the client signal and stops writing when the client goes away mid-stream', async () => {
     const out = new Captured();
-    let signal: AbortSignal | undefined;
+    let signal: StopSignal | undefined;
     let outcome: SendOutcome | undefined;
     let produced = 0;
     async function* body() {
