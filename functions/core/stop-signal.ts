@@ -42,7 +42,20 @@ export class ClientSignal implements StopSignal {
     const listeners = this.listeners;
     if (!listeners) return;
     // Taken one at a time from the list itself, so that one removed by an earlier listener does not run.
-    for (let listener = listeners.shift(); listener; listener = listeners.shift()) listener();
+    // One that throws stops none of the others; the first error is thrown once all have run.
+    let failed = false;
+    let failure: unknown;
+    for (let listener = listeners.shift(); listener; listener = listeners.shift()) {
+      try {
+        listener();
+      } catch (error) {
+        if (!failed) {
+          failed = true;
+          failure = error;
+        }
+      }
+    }
     this.listeners = undefined;
+    if (failed) throw failure;
   }
 }

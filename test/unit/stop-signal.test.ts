@@ -82,4 +82,17 @@ describe('ClientSignal', () => {
     expect(signal.aborted).toBe(true);
     expect(calls).toEqual(['first', 'second']);
   });
+
+  it('runs every listener when one throws, then throws its error', () => {
+    const signal = new ClientSignal();
+    const calls: string[] = [];
+    signal.addEventListener('abort', () => calls.push('before'));
+    signal.addEventListener('abort', () => {
+      throw new Error('listener failed');
+    });
+    signal.addEventListener('abort', () => calls.push('after'));
+    expect(() => signal.abort()).toThrow('listener failed');
+    expect(calls).toEqual(['before', 'after']);
+    expect(signal.aborted).toBe(true);
+  });
 });
