@@ -3,7 +3,9 @@
 // Two ways in: HTTP on a loopback port (other processes, `DYNAMODB_ENDPOINT`), and a message port for the
 // gateway in this process, which skips the socket round trip (the costliest part of a call on loopback)
 // and dynalite's HTTP layer (headers, signature format, request id, checksum).
+import { readlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import dynalite from 'dynalite';
 import { batchPut, plainPuts } from './dynalite-batch-put.mjs';
@@ -28,6 +30,26 @@ const openLevel = ClassicLevel.prototype._open;
 ClassicLevel.prototype._open = function (options) {
   return openLevel.call(this, { writeBufferSize: WRITE_BUFFER_BYTES, ...options });
 };
+
+/**
+ * This thread runs below the request path (`workerData.nice`, `GATEWAY_STORE_NICE`). Under load most of
+ * its work is the log entries and counters written after replies, and on a machine with fewer cores than
+ * busy threads the scheduler gave it an equal share beside the gateway's own thread, which then waited for
+ * a core with requests in hand. A call a request waits on still runs here, at once when that request's
+ * thread is waiting for it: the waiting thread leaves its core. On Linux a thread's priority is its own
+ * (`setpriority` of its thread id); elsewhere, or refused, the thread keeps its priority. Undefined then.
+ */
+function lowerPriority(nice) {
+  if (!nice) return undefined;
+  try {
+    const threadId = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    setPriority(threadId, nice);
+    return { threadId, nice: getPriority(threadId) };
+  } catch {
+    return undefined;
+  }
+}
+const storeThread = lowerPriority(workerData.nice);
 
 // The store dynalite makes for its HTTP server is the one the message port serves too.
 let store;
@@ -225,7 +247,7 @@ port?.on('message', (calls) => {
   if (!backgroundRunning && background.length > 0) runBackground();
 });
 server.listen(0, '127.0.0.1', () => {
-  parentPort.postMessage({ port: server.address().port });
+  parentPort.postMessage({ port: server.address().port, storeThread });
 });
 parentPort.on('message', (message) => {
   if (message === 'close') {

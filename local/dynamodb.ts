@@ -84,10 +84,21 @@ class EmbeddedDynamo implements DynamoTransport {
 /** How the gateway's DynamoDB client reaches the embedded DynamoDB of this process. */
 export const EMBEDDED_DYNAMO_CLIENT = new EmbeddedDynamo();
 
-/** Starts the embedded DynamoDB: persistent under `dataDir`, or in memory when it is undefined. */
+export interface RunningDynalite {
+  endpoint: string;
+  /** The OS thread it runs on and that thread's nice value, when its priority was lowered. */
+  storeThread?: { threadId: number; nice: number };
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the embedded DynamoDB: persistent under `dataDir`, or in memory when it is undefined. `nice`
+ * (`GATEWAY_STORE_NICE`, 1-19) lowers its thread's priority below the request path's; 0 or none keeps it.
+ */
 export async function startDynalite(
   dataDir: string | undefined,
-): Promise<{ endpoint: string; close(): Promise<void> }> {
+  { nice = 0 }: { nice?: number } = {},
+): Promise<RunningDynalite> {
   const options: Record<string, unknown> = { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 };
   if (dataDir) {
     const path = join(dataDir, 'dynamodb');
@@ -96,16 +107,20 @@ export async function startDynalite(
   }
   const channel = new MessageChannel();
   const worker = new Worker(new URL('./dynalite-worker.mjs', import.meta.url), {
-    workerData: { options, port: channel.port2 },
+    workerData: { options, port: channel.port2, nice },
     transferList: [channel.port2],
   });
   EMBEDDED_DYNAMO_CLIENT.attach(channel.port1);
-  const port = await new Promise<number>((resolve, reject) => {
+  const { port, storeThread } = await new Promise<{
+    port: number;
+    storeThread?: RunningDynalite['storeThread'];
+  }>((resolve, reject) => {
     worker.once('error', reject);
-    worker.once('message', (m: { port: number }) => resolve(m.port));
+    worker.once('message', resolve);
   });
   return {
     endpoint: `http://127.0.0.1:${port}`,
+    ...(storeThread ? { storeThread } : {}),
     close: async () => {
       // Let the store close its files before the thread goes: nothing written is lost.
       await new Promise<void>((resolve) => {

@@ -21,7 +21,13 @@ import { flushLogWrites } from '../functions/store/log-store';
 import { ALL_TABLES } from '../functions/store/tables';
 import { installAwsLambdaShim, invoke, LocalResponseStream, replyHeader } from './awslambda-shim';
 import { lockDataDir } from './data-dir-lock';
-import { EMBEDDED_DYNAMO_CLIENT, ensureTables, localTableName, startDynalite } from './dynamodb';
+import {
+  EMBEDDED_DYNAMO_CLIENT,
+  ensureTables,
+  localTableName,
+  type RunningDynalite,
+  startDynalite,
+} from './dynamodb';
 import { startLocalRealtime } from './realtime';
 import { requestUrl } from './request-url';
 
@@ -120,12 +126,12 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     console.warn(`local server: the dashboard could not be built: ${(error as Error).message}`);
   });
 
-  let dynamo: { endpoint: string; close(): Promise<void> } | undefined;
+  let dynamo: RunningDynalite | undefined;
   const endpoint = options.dynamodbEndpoint ?? given.dynamodbEndpoint;
   if (endpoint) {
     env.DYNAMODB_ENDPOINT = endpoint;
   } else {
-    dynamo = await startDynalite(options.inMemory ? undefined : dataDir);
+    dynamo = await startDynalite(options.inMemory ? undefined : dataDir, { nice: given.storeNice });
     env.DYNAMODB_ENDPOINT = dynamo.endpoint;
     useDynamoTransport(EMBEDDED_DYNAMO_CLIENT);
     // The embedded DynamoDB checks no signature, but the SDK insists on signing with something.

@@ -35,6 +35,11 @@ export interface Settings {
   adminKey: string | undefined;
   /** `GATEWAY_DATA_DIR` */
   dataDir: string;
+  /**
+   * `GATEWAY_STORE_NICE`: the priority (a nice value, 0 to 19) of the embedded DynamoDB's thread, below
+   * the request path's; 0 leaves it equal. Linux only.
+   */
+  storeNice: number;
   /** `GATEWAY_DASHBOARD_DIR`: the built dashboard, else the `dashboard/` folder beside the bundle. */
   dashboardDir: string | undefined;
 
@@ -249,6 +254,7 @@ export function parseSettings(env: Environment): Settings {
     logLevel: read.oneOf('GATEWAY_LOG_LEVEL', LOG_LEVELS, 'info'),
     adminKey: read.text('GATEWAY_ADMIN_KEY'),
     dataDir: read.text('GATEWAY_DATA_DIR') ?? '.data',
+    storeNice: read.integer('GATEWAY_STORE_NICE', 19, { min: 0, max: 19 }),
     dashboardDir: read.text('GATEWAY_DASHBOARD_DIR'),
 
     dynamodbEndpoint: read.text('DYNAMODB_ENDPOINT'),

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -25,6 +25,7 @@ import { ALL_TABLES, TABLES } from '../../functions/store/tables';
 import { EMBEDDED_DYNAMO_CLIENT, ensureTables, localTableName, startDynalite } from '../../local/dynamodb';
 import { createTable, deleteTable } from '../support/dynamo-table';
 import { sampleLogEntry } from '../support/log-entry';
+import { threadNice } from '../support/threads';
 
 // The embedded DynamoDB of the local server, reached over its thread's message port as the gateway
 // reaches it: calls a request waits on are not queued behind background writes, and on disk its reads and
@@ -32,8 +33,8 @@ import { sampleLogEntry } from '../support/log-entry';
 
 const TableName = 'embedded-test';
 
-async function start(dataDir?: string) {
-  const dynamo = await startDynalite(dataDir);
+async function start(dataDir?: string, nice?: number) {
+  const dynamo = await startDynalite(dataDir, { nice });
   await createTable(dynamo.endpoint, TableName);
   return { dynamo, db: new DynamoDBHttpClient({ transport: EMBEDDED_DYNAMO_CLIENT }) };
 }
@@ -124,6 +125,30 @@ describe('the embedded DynamoDB', () => {
       }),
     );
     expect(found.Items?.map((i) => i.sk)).toEqual(['3']);
+  });
+
+  it('runs on its own thread at the priority asked, below this one, and serves calls from there', async () => {
+    const self = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    const before = threadNice(process.pid, self);
+    const { dynamo, db } = await start(undefined, 19);
+    stop = () => dynamo.close();
+    expect(dynamo.storeThread?.nice).toBe(19);
+    const storeThread = dynamo.storeThread?.threadId as number;
+    expect(storeThread).not.toBe(self);
+    // What the OS holds, not only what the thread reported; this thread's own priority is untouched.
+    expect(threadNice(process.pid, storeThread)).toBe(19);
+    expect(threadNice(process.pid, self)).toBe(before);
+    await reserveOne(db, 5);
+    const out = await db.send(
+      new GetCommand({ TableName, Key: { pk: 'budget', sk: 'SPEND#all' }, ConsistentRead: true }),
+    );
+    expect(out.Item?.held).toBe(1);
+    await stop();
+
+    // 0 leaves the thread as it was started: at this thread's priority.
+    const plain = await startDynalite(undefined, { nice: 0 });
+    stop = () => plain.close();
+    expect(plain.storeThread).toBeUndefined();
   });
 
   it('stores log batches sent over its message port exactly as its own BatchWriteItem over HTTP does', async () => {

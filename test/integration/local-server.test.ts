@@ -7,6 +7,7 @@ import { type RunningGateway, startGateway } from '../../local/server';
 import { chunk, type FakeOpenAI, openSse, sleep, sseData, startFakeOpenAI } from '../support/fake-openai';
 import { ADMIN_KEY } from '../support/gateway';
 import { startLocalProcess, waitForOutput } from '../support/local-process';
+import { threadNices } from '../support/threads';
 
 // The local server as a person runs it: a line per request, HOST, the root, and stopping with Ctrl-C.
 
@@ -90,6 +91,30 @@ describe('npm start', () => {
       open.child.kill('SIGTERM');
       await open.exited;
     }
+  }, 60_000);
+
+  it('runs its embedded DynamoDB on one thread below the others (GATEWAY_STORE_NICE, 19 unless set)', async () => {
+    // The server's threads start at this process's priority; the store's alone is then lowered.
+    const base = threadNices(process.pid).get(process.pid);
+    const niceThreads = async (env: Record<string, string>) => {
+      const started = await startLocalProcess({ GATEWAY_DATA_DIR: tempDir(), ...env });
+      try {
+        expect((await fetch(`${started.url}/health`)).status).toBe(200);
+        const nices = [...threadNices(started.child.pid as number).values()];
+        return { lowered: nices.filter((n) => n !== base), all: nices.length };
+      } finally {
+        started.child.kill('SIGTERM');
+        await started.exited;
+      }
+    };
+    const byDefault = await niceThreads({});
+    expect(byDefault.lowered).toEqual([19]);
+    expect(byDefault.all).toBeGreaterThan(2);
+    expect((await niceThreads({ GATEWAY_STORE_NICE: '5' })).lowered).toEqual([5]);
+    expect((await niceThreads({ GATEWAY_STORE_NICE: '0' })).lowered).toEqual([]);
+    await expect(
+      startLocalProcess({ GATEWAY_DATA_DIR: tempDir(), GATEWAY_STORE_NICE: '-5' }),
+    ).rejects.toThrow(/GATEWAY_STORE_NICE must be an integer from 0 to 19, not "-5"/);
   }, 60_000);
 
   it('logs requests at info, is quiet at GATEWAY_LOG_LEVEL=warn', async () => {

@@ -19,6 +19,7 @@ describe('settings', () => {
       host: '127.0.0.1',
       logLevel: 'info',
       dataDir: '.data',
+      storeNice: 19,
       maxBodyBytes: 5_000_000,
       upstreamTimeoutMs: 600_000,
       authCacheTtlMs: 10_000,
@@ -57,6 +58,7 @@ describe('settings', () => {
       GATEWAY_UPSTREAM_TIMEOUT_MS: ' 1500 ',
       GATEWAY_ALLOW_PRIVATE_HOSTS: 'FALSE',
       GATEWAY_LOG_LEVEL: 'Warn',
+      GATEWAY_STORE_NICE: '0',
       GATEWAY_RESERVATION_TTL_SECONDS: '-1',
       GATEWAY_ADMIN_KEY: '',
       DYNAMODB_ENDPOINT: '',
@@ -70,6 +72,7 @@ describe('settings', () => {
       upstreamTimeoutMs: 1500,
       allowPrivateHosts: false,
       logLevel: 'warn',
+      storeNice: 0,
       reservationTtlSeconds: -1,
       maxBodyBytes: 5_000_000,
       tables: { TABLE_LOGS: 'gw-logs', TABLE_CONTROL: 'gw-control' },
@@ -95,6 +98,7 @@ describe('settings', () => {
         GATEWAY_RETRY_BASE_MS: '1.5',
         GATEWAY_ALLOW_PRIVATE_HOSTS: 'yes',
         GATEWAY_LOG_LEVEL: 'loud',
+        GATEWAY_STORE_NICE: '20',
         PORT: '-1',
       });
     } catch (e) {
@@ -104,6 +108,7 @@ describe('settings', () => {
     expect((error as SettingsError).problems).toEqual([
       'PORT must be an integer from 0 to 65535, not "-1"',
       'GATEWAY_LOG_LEVEL must be one of debug, info, warn, error, not "loud"',
+      'GATEWAY_STORE_NICE must be an integer from 0 to 19, not "20"',
       'GATEWAY_LOG_SHARDS must be an integer >= 1, not "0"',
       'GATEWAY_UPSTREAM_TIMEOUT_MS must be an integer >= 1, not "ten minutes"',
       'GATEWAY_RETRY_BASE_MS must be an integer >= 0, not "1.5"',
