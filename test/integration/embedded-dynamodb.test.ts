@@ -1,4 +1,4 @@
-import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -25,7 +25,7 @@ import { ALL_TABLES, TABLES } from '../../functions/store/tables';
 import { EMBEDDED_DYNAMO_CLIENT, ensureTables, localTableName, startDynalite } from '../../local/dynamodb';
 import { createTable, deleteTable } from '../support/dynamo-table';
 import { sampleLogEntry } from '../support/log-entry';
-import { threadNice } from '../support/threads';
+import { ownThreadId, threadNice } from '../support/threads';
 
 // The embedded DynamoDB of the local server, reached over its thread's message port as the gateway
 // reaches it: calls a request waits on are not queued behind background writes, and on disk its reads and
@@ -128,7 +128,7 @@ describe('the embedded DynamoDB', () => {
   });
 
   it('runs on its own thread at the priority asked, below this one, and serves calls from there', async () => {
-    const self = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    const self = ownThreadId();
     const before = threadNice(process.pid, self);
     const { dynamo, db } = await start(undefined, 19);
     stop = () => dynamo.close();

@@ -1,7 +1,12 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 // A process's threads as Linux shows them under /proc: each one's nice value (field 19 of its `stat`,
 // counted after the parenthesised name, which may hold spaces).
+
+/** The id of the thread that calls it (`/proc/thread-self` links to `<pid>/task/<id>`). */
+export function ownThreadId(): number {
+  return Number(readlinkSync('/proc/thread-self').split('/').pop());
+}
 
 /** The nice value of one thread of a process. */
 export function threadNice(pid: number, threadId: number): number {
