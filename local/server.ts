@@ -279,7 +279,7 @@ function requestLine(req: IncomingMessage, res: ServerResponse, path: string, ms
   const user = body && userOf(body, req.headers['content-type']);
   // A reply cut before it ended (client gone, server stopping) shows as 499, as its log entry does.
   const status = res.writableFinished ? res.statusCode : 499;
-  return `${req.method} ${path} ${status} ${ms.toFixed(1)}ms${typeof id === 'string' ? ` req=${id}` : ''}${user ? ` user=${user}` : ''}`;
+  return `${req.method} ${path} ${status} ${ms.toFixed(1)}ms${id ? ` req=${id}` : ''}${user ? ` user=${user}` : ''}`;
 }
 
 /** The end user a JSON body names (`user`, or `metadata.user_id` on Anthropic's format), for the request line. */
