@@ -120,7 +120,7 @@ export async function startDynalite(
   });
   return {
     endpoint: `http://127.0.0.1:${port}`,
-    ...(storeThread ? { storeThread } : {}),
+    storeThread,
     close: async () => {
       // Let the store close its files before the thread goes: nothing written is lost.
       await new Promise<void>((resolve) => {
