@@ -1,5 +1,5 @@
-import { ulid } from 'ulid';
 import { badRequest, conflict, forbidden, notFound } from '../core/errors';
+import { newId } from '../core/ids';
 import type { Principal } from '../core/principal';
 import { FIELD_LIMITS } from '../core/request-body';
 import { ControlStore } from '../store/control-store';
@@ -170,7 +170,7 @@ export class PromptService {
       throw badRequest(`Unknown workspace "${workspace}".`, 'workspace', 'unknown_workspace');
     }
     const now = new Date().toISOString();
-    const id = `pmt_${ulid().toLowerCase()}`;
+    const id = `pmt_${newId().toLowerCase()}`;
     const record: PromptRecord = {
       id,
       version: 1,

@@ -1,4 +1,4 @@
-import { ulid } from 'ulid';
+import { newId } from '../../core/ids';
 
 // The realtime wire contract of the gateway: close codes, the subprotocols a browser uses to carry what
 // other clients send as headers, `error` events, and API Gateway's message size limit.
@@ -89,7 +89,7 @@ export function keyInQuery(query: Record<string, string | undefined>): string | 
 export function errorEvent(type: string, code: string, message: string, param: string | null = null): string {
   return JSON.stringify({
     type: 'error',
-    event_id: `event_gw_${ulid()}`,
+    event_id: `event_gw_${newId()}`,
     error: { type, code, message, param, event_id: null },
   });
 }

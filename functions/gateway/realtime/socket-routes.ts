@@ -1,7 +1,7 @@
 import type { APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
-import { ulid } from 'ulid';
 import { Authenticator } from '../../control/authenticator';
 import { asGatewayError, badRequest, forbidden, GatewayError, unauthorized } from '../../core/errors';
+import { newId } from '../../core/ids';
 import type { LogEntry } from '../../core/log-entry';
 import { logger } from '../../core/logger';
 import { hasScope, type Principal } from '../../core/principal';
@@ -134,7 +134,7 @@ export class RealtimeSocketRoutes {
   async connect(event: SocketEvent): Promise<SocketResult> {
     const connectionId = event.requestContext.connectionId;
     const startedAt = Date.now();
-    const logId = ulid();
+    const logId = newId();
     const { headers, selected } = withSubprotocolHeaders(lowerCased(event.headers));
     const query = Object.fromEntries(
       Object.entries(event.queryStringParameters ?? {}).filter(
