@@ -5,8 +5,8 @@ import { FIELD_LIMITS } from '../core/request-body';
 import { ControlStore } from '../store/control-store';
 import { type PromptRecord, PromptStore } from '../store/prompt-store';
 import { asObject } from './api-keys';
-import { HYPERPARAMETERS as HYPERPARAMETER_FIELDS, PROMPT, PROMPT_RUN } from './bodies';
 import { refuseUnknownFields } from './fields';
+import { HYPERPARAMETERS as HYPERPARAMETER_FIELDS, PROMPT, PROMPT_RUN } from './prompt-bodies';
 import { messagesVariables, renderMessages } from './prompt-template';
 
 // The prompt library: versioned chat templates with a target, a model and hyperparameters. Creating a

@@ -1,42 +1,24 @@
 import { badRequest, bodyTooLarge, internalError, streamFailed } from '../core/errors';
 import type { HttpEvent, ModelCallState } from '../core/http';
 import type { UsageLogDraft } from '../core/log-entry';
-import {
-  type FunctionGroupName,
-  type OperationName,
-  type OperationNameOf,
-  operationsOf,
-} from '../core/operations';
 import type { Principal } from '../core/principal';
 import { bodyText, checkFieldLengths, jsonBody } from '../core/request-body';
 import { settings } from '../core/settings';
-import { OnceStore } from '../store/once-store';
-import { translationFields, translationReply, withFields } from './audio-translation';
+import { withFields } from './audio-translation';
 import { type CallSuccess, exchange } from './call-upstream';
 import type { OperationHandler } from './dispatch';
-import {
-  type Costing,
-  embeddingCost,
-  embeddingMaxCost,
-  imageCost,
-  imageMaxCost,
-  speechCost,
-  speechMaxCost,
-  transcriptionCost,
-  transcriptionMaxCost,
-  videoCost,
-  videoMaxCost,
-} from './media-pricing';
+import type { Costing } from './media-pricing';
 import { routeModelCall } from './model-call';
 import { type MultipartForm, readMultipart, replaceField } from './multipart';
 import { type OperatorPrices, tokenBound } from './pricing';
 import type { ResolvedTarget } from './target';
 import { ClientGoneError, type UpstreamResponse } from './upstream';
 
-// The OpenAI operations the gateway relays as they are: a declarative table of what each takes (no body,
-// or a body: JSON or multipart by its content type), how it is checked, whether its reply is binary
-// (streamed through as it arrives, never buffered), and how it is costed. Routing, virtual keys, budgets
-// and the log are the same as chat's, through routeModelCall.
+// The OpenAI operations the gateway relays as they are. Each function group declares its own in a table
+// (media-passthrough.ts, files-passthrough.ts, responses.ts): what each takes (no body, or a body: JSON or
+// multipart by its content type), how it is checked, whether its reply is binary (streamed through as it
+// arrives, never buffered), and how it is costed. Routing, virtual keys, budgets and the log are the same
+// as chat's, through routeModelCall.
 
 export interface CostInput {
   provider: string;
@@ -86,174 +68,18 @@ const PASSED_REQUEST_HEADERS = ['openai-beta'];
 // Upstream reply headers a binary download keeps.
 const PASSED_BINARY_HEADERS = ['content-disposition'];
 
-const str = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
+export const str = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
 
-function required(body: Record<string, unknown>, ...names: string[]): void {
+/** Each named field a non-empty string, or a 400 naming the first that is not. */
+export function required(body: Record<string, unknown>, ...names: string[]): void {
   for (const name of names) {
     if (!str(body[name]))
       throw badRequest(`${name} is required: a non-empty string.`, name, 'missing_required_parameter');
   }
 }
 
-// `<width>x<height>` as every image and video model writes it, or `auto` where the model chooses.
-const SIZE = /^\d{2,5}x\d{2,5}$/;
-function validSize(body: Record<string, unknown>): void {
-  const size = body.size;
-  if (size === undefined || size === null) return;
-  if (typeof size !== 'string' || (size !== 'auto' && !SIZE.test(size))) {
-    throw badRequest(
-      'size must be "<width>x<height>" (such as 1024x1024) or "auto".',
-      'size',
-      'invalid_value',
-    );
-  }
-}
-
-const once = new OnceStore();
-
-/**
- * A video's price, logged once per video: by its creation, whose reply already names the model, size and
- * seconds ordered, so a video nobody reads back through the gateway is still paid for; or, for a video whose
- * creation could not be priced or was not seen here, by the first read that shows it completed.
- */
-async function videoPrice(
-  { provider, reply, principal }: CostInput,
-  when: (status: unknown) => boolean,
-): Promise<Costing | null> {
-  const video = reply as { id?: unknown; status?: unknown } | undefined;
-  if (!video || !when(video.status) || !str(video.id)) return null;
-  const cost = videoCost(provider, video);
-  if (cost === null) return null;
-  const first = await once.claim(principal.organisationId, `VIDEO#${provider}#${video.id}`);
-  return first ? { usage: null, cost } : null;
-}
-
-const createdVideoCost = (input: CostInput) => videoPrice(input, (status) => status !== 'failed');
-const completedVideoCost = (input: CostInput) => videoPrice(input, (status) => status === 'completed');
-
-const none: PassthroughSpec = { request: 'none' };
-const body: PassthroughSpec = { request: 'body' };
-
-export const PASSTHROUGH = {
-  'responses.get': none,
-  'responses.delete': none,
-  'responses.input_items': none,
-  'responses.cancel': none,
-
-  'images.generations': {
-    request: 'body',
-    validate: (b) => {
-      required(b, 'prompt');
-      validSize(b);
-    },
-    // DALL·E 2 is the model the API uses when the request names none.
-    cost: ({ provider, model, request, reply }) => imageCost(provider, model ?? 'dall-e-2', request, reply),
-    maxCost: ({ provider, model, request }) => imageMaxCost(provider, model ?? 'dall-e-2', request),
-  },
-  'images.edits': {
-    request: 'body',
-    multipartOnly: true,
-    validate: (b) => {
-      required(b, 'prompt');
-      validSize(b);
-    },
-    cost: ({ provider, model, request, reply }) => imageCost(provider, model ?? 'dall-e-2', request, reply),
-    maxCost: ({ provider, model, request, files }) =>
-      imageMaxCost(provider, model ?? 'dall-e-2', request, files.count),
-  },
-  'images.variations': {
-    request: 'body',
-    multipartOnly: true,
-    validate: validSize,
-    cost: ({ provider, model, request, reply }) => imageCost(provider, model ?? 'dall-e-2', request, reply),
-    maxCost: ({ provider, model, request, files }) =>
-      imageMaxCost(provider, model ?? 'dall-e-2', request, files.count),
-  },
-  'videos.create': {
-    request: 'body',
-    validate: (b) => {
-      required(b, 'prompt');
-      validSize(b);
-    },
-    cost: createdVideoCost,
-    // Sora 2 is the model the API uses when the request names none.
-    maxCost: ({ provider, model, request }) => videoMaxCost(provider, model ?? 'sora-2', request),
-  },
-  'videos.list': none,
-  'videos.get': { request: 'none', cost: completedVideoCost },
-  'videos.delete': none,
-  'videos.content': { request: 'none', reply: 'binary' },
-  'audio.transcriptions': {
-    request: 'body',
-    multipartOnly: true,
-    validate: (b) => required(b, 'model'),
-    cost: ({ provider, model, reply }) => transcriptionCost(provider, model, reply),
-    maxCost: ({ provider, model, request, files }) =>
-      transcriptionMaxCost(provider, model, files.bytes, request),
-  },
-  'audio.translations': {
-    request: 'body',
-    multipartOnly: true,
-    validate: (b) => required(b, 'model'),
-    cost: ({ provider, model, reply }) => transcriptionCost(provider, model, reply),
-    maxCost: ({ provider, model, request, files }) =>
-      transcriptionMaxCost(provider, model, files.bytes, request),
-    // Only verbose_json replies say how long the audio was, which is what a translation costs.
-    reshape: {
-      fields: translationFields,
-      reply: (fields, reply) => translationReply(fields.response_format, reply),
-    },
-  },
-  'audio.speech': {
-    request: 'body',
-    reply: 'binary',
-    validate: (b) => required(b, 'model', 'input', 'voice'),
-    cost: ({ provider, model, request }) => speechCost(provider, model, request),
-    maxCost: ({ provider, model, request }) => speechMaxCost(provider, model, request),
-  },
-
-  'files.create': { request: 'body', multipartOnly: true, validate: (b) => required(b, 'purpose') },
-  'files.list': none,
-  'files.get': none,
-  'files.delete': none,
-  'files.content': { request: 'none', reply: 'binary' },
-  'vector_stores.create': body,
-  'vector_stores.list': none,
-  'vector_stores.get': none,
-  'vector_stores.update': body,
-  'vector_stores.delete': none,
-  'vector_stores.search': {
-    request: 'body',
-    validate: (b) => {
-      if (!str(b.query) && !Array.isArray(b.query)) {
-        throw badRequest('query is required: a string or an array of strings.', 'query');
-      }
-    },
-  },
-  'vector_stores.files.create': { request: 'body', validate: (b) => required(b, 'file_id') },
-  'vector_stores.files.list': none,
-  'vector_stores.files.get': none,
-  'vector_stores.files.delete': none,
-  'fine_tuning.jobs.create': { request: 'body', validate: (b) => required(b, 'model', 'training_file') },
-  'fine_tuning.jobs.list': none,
-  'fine_tuning.jobs.get': none,
-  'fine_tuning.jobs.cancel': none,
-  'fine_tuning.jobs.events': none,
-  'fine_tuning.jobs.checkpoints': none,
-  'models.list': none,
-  'models.get': none,
-  'embeddings.create': {
-    request: 'body',
-    validate: (b) => {
-      required(b, 'model');
-      if (b.input === undefined || b.input === null || b.input === '') {
-        throw badRequest('input is required.', 'input', 'missing_required_parameter');
-      }
-    },
-    cost: ({ provider, model, reply, operator }) => embeddingCost(provider, model, reply, operator),
-    maxCost: ({ provider, model, request, operator }) => embeddingMaxCost(provider, model, request, operator),
-  },
-} satisfies Partial<Record<OperationName, PassthroughSpec>>;
+export const none: PassthroughSpec = { request: 'none' };
+export const body: PassthroughSpec = { request: 'body' };
 
 /** `/v1/files/{file_id}/content` with its parameters filled in, relative to a provider's `/v1` base. */
 export function upstreamPath(template: string, params: Record<string, string>): string {
@@ -464,20 +290,15 @@ async function* relayBytes(
   }
 }
 
-/** The passthrough operations of a function group, by operation name, for its dispatch table. */
-/** Operations served by forwarding, each with its spec. */
-export type PassthroughName = keyof typeof PASSTHROUGH;
-
-/** The forwarded operations of a function group, typed so its dispatch table can be checked whole. */
-export function passthroughOperations<G extends FunctionGroupName>(
-  group: G,
-): Record<Extract<PassthroughName, OperationNameOf<G>>, OperationHandler<ModelCallState>> {
-  const specs: Partial<Record<string, PassthroughSpec>> = PASSTHROUGH;
+/**
+ * The handlers of a function group's forwarded operations, by operation name, for its dispatch table. Each
+ * group keeps its own specs (media-passthrough.ts, files-passthrough.ts, responses.ts), so that a function
+ * bundles only the pricing and checks of the operations it serves.
+ */
+export function passthroughOperations<const S extends Record<string, PassthroughSpec>>(
+  specs: S,
+): { [K in keyof S]: OperationHandler<ModelCallState> } {
   const table: Record<string, OperationHandler<ModelCallState>> = {};
-  for (const op of operationsOf(group)) {
-    const spec = specs[op.name];
-    if (spec) table[op.name] = passthrough(spec);
-  }
-  // Built from the same table the type is read from: every name of the type has its handler.
-  return table as Record<Extract<PassthroughName, OperationNameOf<G>>, OperationHandler<ModelCallState>>;
+  for (const [name, spec] of Object.entries(specs)) table[name] = passthrough(spec);
+  return table as { [K in keyof S]: OperationHandler<ModelCallState> };
 }

@@ -7,7 +7,7 @@ import { SseParser } from '../core/sse';
 import { exchange } from './call-upstream';
 import type { OperationTable } from './dispatch';
 import { routeModelCall } from './model-call';
-import { passthroughOperations } from './passthrough';
+import { none, passthroughOperations } from './passthrough';
 import { costOf, readUsage } from './pricing';
 import { RequestGuard, responsesInputSlots, responsesOutputSlots } from './request-guard';
 import { inputBound } from './reserve';
@@ -367,7 +367,12 @@ function responsesFormat(target: ResolvedTarget, log: UsageLogDraft): StreamForm
 }
 
 /** The operations of the `responses` function group. */
-const passthroughs = passthroughOperations('responses');
+const passthroughs = passthroughOperations({
+  'responses.get': none,
+  'responses.delete': none,
+  'responses.input_items': none,
+  'responses.cancel': none,
+});
 
 export const responsesOperations = {
   ...passthroughs,

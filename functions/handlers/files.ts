@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import type { GatewayContext, HttpEvent, HttpResult } from '../core/http';
 import { dispatch } from '../gateway/dispatch';
+import { FILES_PASSTHROUGH } from '../gateway/files-passthrough';
 import { modelsGet, modelsList } from '../gateway/models';
 import { passthroughOperations } from '../gateway/passthrough';
 import { authenticate } from '../middleware/authenticate';
@@ -21,7 +22,7 @@ export const handler = streamingHandler(
     .use(authorize())
     .handler(
       dispatch('files', {
-        ...passthroughOperations('files'),
+        ...passthroughOperations(FILES_PASSTHROUGH),
         // Every provider's listing in OpenAI's shape, translated where it is not.
         'models.list': modelsList,
         'models.get': modelsGet,

@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import type { GatewayContext, HttpEvent, HttpResult } from '../core/http';
 import { dispatch } from '../gateway/dispatch';
+import { MEDIA_PASSTHROUGH } from '../gateway/media-passthrough';
 import { passthroughOperations } from '../gateway/passthrough';
 import { authenticate } from '../middleware/authenticate';
 import { authorize } from '../middleware/authorize';
@@ -18,5 +19,5 @@ export const handler = streamingHandler(
     .use(authenticate())
     .use(usageLog())
     .use(authorize())
-    .handler(dispatch('media', passthroughOperations('media'))),
+    .handler(dispatch('media', passthroughOperations(MEDIA_PASSTHROUGH))),
 );
