@@ -54,6 +54,16 @@ async function videoPrice(
 const createdVideoCost = (input: CostInput) => videoPrice(input, (status) => status !== 'failed');
 const completedVideoCost = (input: CostInput) => videoPrice(input, (status) => status === 'completed');
 
+/** An audio file to text: priced by the audio's length, which the reply states. */
+const transcription: PassthroughSpec = {
+  request: 'body',
+  multipartOnly: true,
+  validate: (b) => required(b, 'model'),
+  cost: ({ provider, model, reply }) => transcriptionCost(provider, model, reply),
+  maxCost: ({ provider, model, request, files }) =>
+    transcriptionMaxCost(provider, model, files.bytes, request),
+};
+
 export const MEDIA_PASSTHROUGH = {
   'images.generations': {
     request: 'body',
@@ -98,21 +108,9 @@ export const MEDIA_PASSTHROUGH = {
   'videos.get': { request: 'none', cost: completedVideoCost },
   'videos.delete': none,
   'videos.content': { request: 'none', reply: 'binary' },
-  'audio.transcriptions': {
-    request: 'body',
-    multipartOnly: true,
-    validate: (b) => required(b, 'model'),
-    cost: ({ provider, model, reply }) => transcriptionCost(provider, model, reply),
-    maxCost: ({ provider, model, request, files }) =>
-      transcriptionMaxCost(provider, model, files.bytes, request),
-  },
+  'audio.transcriptions': transcription,
   'audio.translations': {
-    request: 'body',
-    multipartOnly: true,
-    validate: (b) => required(b, 'model'),
-    cost: ({ provider, model, reply }) => transcriptionCost(provider, model, reply),
-    maxCost: ({ provider, model, request, files }) =>
-      transcriptionMaxCost(provider, model, files.bytes, request),
+    ...transcription,
     // Only verbose_json replies say how long the audio was, which is what a translation costs.
     reshape: {
       fields: translationFields,
