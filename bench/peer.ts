@@ -7,6 +7,7 @@ import {
   call,
   fmt,
   freePort,
+  machineLine,
   pct,
   rssMb,
   settle,
@@ -47,6 +48,7 @@ function portkeyEntry(): string {
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
 
 async function main() {
+  console.log(machineLine());
   const { upstreamPort, gatewayPort, proxyPort, gatewayPid, stop } = await startBenchStack();
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}/v1`;
   const portkeyPort = await freePort();

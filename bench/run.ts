@@ -12,6 +12,7 @@ import {
   call,
   cpuMs,
   fmt,
+  machineLine,
   pct,
   sort,
   startBenchStack,
@@ -39,6 +40,7 @@ const streamBody = JSON.stringify({
 });
 
 async function main() {
+  console.log(machineLine());
   const { upstreamPort, gatewayPort, proxyPort, gatewayPid, proxyPid, stop } = await startBenchStack();
   const gwHeaders = {
     'x-gateway-api-key': BENCH_ADMIN_KEY,

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 // What the benchmarks share: child processes, one timed HTTP call, percentiles.
@@ -94,6 +94,13 @@ export function call(
  * A pause between loads: what a server still does after one (the gateway's last log writes, its store's
  * compaction) runs before the next load or timing, not during it.
  */
+/**
+ * What the figures were taken on: every server a bench starts runs on this same Node, and newer Nodes
+ * move the figures (the README's benchmark section gives runs on Node 20, 22 and 24).
+ */
+export const machineLine = () =>
+  `Node ${process.version} (${process.arch}), ${availableParallelism()} CPUs, load average ${(loadavg()[0] ?? 0).toFixed(2)}`;
+
 export const settle = () => new Promise((resolve) => setTimeout(resolve, 1000));
 
 /**
