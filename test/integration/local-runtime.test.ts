@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ASYNC_CONTEXT_FRAME_FLAG } from '../../local/async-context-frame';
 import { chunk, type FakeOpenAI, openSse, sleep, sseData, startFakeOpenAI } from '../support/fake-openai';
 import { startLocalProcess } from '../support/local-process';
 
@@ -31,6 +32,12 @@ describe('npm start', () => {
     const key = /(gwk_[A-Za-z0-9_-]{20,})/.exec(first.output())?.[1];
     expect(key).toBeTruthy();
     expect(first.output()).toContain('shown once');
+    // On Node 22 (with process.execve) the server restarted itself in place with AsyncContextFrame
+    // (local/async-context-frame.ts): the same process, and every step below runs in it. Elsewhere, as
+    // started.
+    const restarts = process.versions.node.startsWith('22.') && 'execve' in process;
+    const cmdline = readFileSync(`/proc/${first.child.pid}/cmdline`, 'utf8').split('\0');
+    expect(cmdline.includes(ASYNC_CONTEXT_FRAME_FLAG)).toBe(restarts);
 
     const health = await fetch(`${first.url}/health`);
     expect(await health.json()).toEqual({ status: 'ok' });
