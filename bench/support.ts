@@ -91,16 +91,16 @@ export function call(
 }
 
 /**
- * A pause between loads: what a server still does after one (the gateway's last log writes, its store's
- * compaction) runs before the next load or timing, not during it.
- */
-/**
  * What the figures were taken on: every server a bench starts runs on this same Node, and newer Nodes
  * move the figures (the README's benchmark section gives runs on Node 20, 22 and 24).
  */
 export const machineLine = () =>
   `Node ${process.version} (${process.arch}), ${availableParallelism()} CPUs, load average ${(loadavg()[0] ?? 0).toFixed(2)}`;
 
+/**
+ * A pause between loads: what a server still does after one (the gateway's last log writes, its store's
+ * compaction) runs before the next load or timing, not during it.
+ */
 export const settle = () => new Promise((resolve) => setTimeout(resolve, 1000));
 
 /**
