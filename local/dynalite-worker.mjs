@@ -3,7 +3,7 @@
 // Two ways in: HTTP on a loopback port (other processes, `DYNAMODB_ENDPOINT`), and a message port for the
 // gateway in this process, which skips the socket round trip (the costliest part of a call on loopback)
 // and dynalite's HTTP layer (headers, signature format, request id, checksum).
-import { readlinkSync } from 'node:fs';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -50,6 +50,47 @@ function lowerPriority(nice) {
   }
 }
 const storeThread = lowerPriority(workerData.nice);
+
+/**
+ * LevelDB compacts in a thread of its own, one per process, made by the first write that needs it: a job
+ * on libuv's thread pool, whose threads the process made at start, at the gateway's priority. Under load
+ * at concurrency 16 that thread took about a tenth of the gateway's CPU, at nice 0 beside the gateway's
+ * own thread. No thread is made later in this process but that one (the pool, V8's and this thread were
+ * there before the store opened; the inspector's, if a debugger is asked for later, would be lowered
+ * too, harmlessly), so each thread that appears after this point gets this thread's priority, checked
+ * once a second. The pool itself keeps its priority: the gateway's own thread uses it too (file reads, a
+ * provider's address when a connection opens). Gives a function that checks once more and returns the
+ * threads lowered so far.
+ */
+function lowerLaterThreads(nice) {
+  if (!storeThread) return () => [];
+  const tasks = () => readdirSync('/proc/self/task').map(Number);
+  let known;
+  try {
+    known = new Set(tasks());
+  } catch {
+    return () => [];
+  }
+  const lowered = [];
+  const check = () => {
+    try {
+      for (const threadId of tasks()) {
+        if (known.has(threadId)) continue;
+        known.add(threadId);
+        setPriority(threadId, nice);
+        lowered.push(threadId);
+      }
+    } catch {
+      // A thread that ended between the listing and the call; the next check goes on.
+    }
+  };
+  setInterval(check, 1000).unref();
+  return () => {
+    check();
+    return [...lowered];
+  };
+}
+const laterThreads = lowerLaterThreads(workerData.nice);
 
 // The store dynalite makes for its HTTP server is the one the message port serves too.
 let store;
@@ -250,6 +291,11 @@ server.listen(0, '127.0.0.1', () => {
   parentPort.postMessage({ port: server.address().port, storeThread });
 });
 parentPort.on('message', (message) => {
+  if (message === 'threads') {
+    // The threads made after the store's start and lowered to its priority (LevelDB's), for tests.
+    parentPort.postMessage({ loweredThreads: laterThreads() });
+    return;
+  }
   if (message === 'close') {
     port?.close();
     server.closeAllConnections?.();

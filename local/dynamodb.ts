@@ -88,6 +88,8 @@ export interface RunningDynalite {
   endpoint: string;
   /** The OS thread it runs on and that thread's nice value, when its priority was lowered. */
   storeThread?: { threadId: number; nice: number };
+  /** The threads made after the store started (LevelDB's compaction thread) and lowered with it. */
+  loweredThreads(): Promise<number[]>;
   close(): Promise<void>;
 }
 
@@ -121,15 +123,28 @@ export async function startDynalite(
   return {
     endpoint: `http://127.0.0.1:${port}`,
     storeThread,
+    loweredThreads: () =>
+      reply(worker, 'threads', (m) => (m as { loweredThreads?: number[] }).loweredThreads),
     close: async () => {
       // Let the store close its files before the thread goes: nothing written is lost.
-      await new Promise<void>((resolve) => {
-        worker.once('message', () => resolve());
-        worker.postMessage('close');
-      });
+      await reply(worker, 'close', (m) => (m === 'closed' ? true : undefined));
       await worker.terminate();
     },
   };
+}
+
+/** Sends `message` to the store's thread and waits for the reply that `pick` recognises. */
+function reply<T>(worker: Worker, message: string, pick: (reply: unknown) => T | undefined): Promise<T> {
+  return new Promise((resolve) => {
+    const listen = (m: unknown) => {
+      const value = pick(m);
+      if (value === undefined) return;
+      worker.off('message', listen);
+      resolve(value);
+    };
+    worker.on('message', listen);
+    worker.postMessage(message);
+  });
 }
 
 /** Creates every table of `ALL_TABLES` that does not exist yet, from the same definitions as the stack. */

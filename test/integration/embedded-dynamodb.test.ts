@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -149,6 +149,41 @@ describe('the embedded DynamoDB', () => {
     const plain = await startDynalite(undefined, { nice: 0 });
     stop = () => plain.close();
     expect(plain.storeThread).toBeUndefined();
+  });
+
+  it("puts LevelDB's compaction thread, made by the first write that needs it, at the store's priority", async () => {
+    const self = ownThreadId();
+    const dataDir = mkdtempSync(join(tmpdir(), 'embedded-compaction-'));
+    const { dynamo, db } = await start(dataDir, 19);
+    stop = async () => {
+      await dynamo.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    };
+    const threads = () => readdirSync(`/proc/${process.pid}/task`).map(Number);
+    const before = new Map(threads().map((t) => [t, threadNice(process.pid, t)]));
+    expect(await dynamo.loweredThreads()).toEqual([]);
+
+    // More than LevelDB's write buffer (16 MB here): the full buffer is written out by its background thread.
+    const value = 'x'.repeat(350_000);
+    for (let i = 0; i < 60; i++) {
+      await db.send(new PutCommand({ TableName, Item: { pk: 'bulk', sk: String(i), value } }));
+    }
+    let lowered: number[] = [];
+    for (let i = 0; i < 100 && lowered.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      lowered = await dynamo.loweredThreads();
+    }
+    expect(lowered).toHaveLength(1);
+    const compaction = lowered[0] as number;
+    expect(before.has(compaction)).toBe(false);
+    // What the OS holds; every thread that was there before keeps its priority (the pool, V8's, this one).
+    expect(threadNice(process.pid, compaction)).toBe(19);
+    for (const [thread, nice] of before) {
+      if (threads().includes(thread)) expect(threadNice(process.pid, thread)).toBe(nice);
+    }
+    expect(threadNice(process.pid, self)).toBe(before.get(self));
+    const out = await db.send(new GetCommand({ TableName, Key: { pk: 'bulk', sk: '59' } }));
+    expect(out.Item?.value).toBe(value);
   });
 
   it('stores log batches sent over its message port exactly as its own BatchWriteItem over HTTP does', async () => {
