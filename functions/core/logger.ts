@@ -6,12 +6,18 @@ import { settings } from './settings';
 
 /** An invocation's context and keys, put on the logger when the invocation first writes a line. */
 interface Invocation {
-  context: Context;
+  context: LambdaContextFields;
   keys: Record<string, string>;
   coldStart: boolean;
 }
 
 const PENDING = Symbol('gateway.logger.pendingInvocation');
+
+/** What Powertools' `addContext` reads of the Lambda context. */
+type LambdaContextFields = Pick<
+  Context,
+  'invokedFunctionArn' | 'awsRequestId' | 'memoryLimitInMB' | 'functionName' | 'functionVersion'
+> & { tenantId?: string };
 
 /**
  * The store of the invocation running now, where the runtime gives each one a scope of its own
@@ -36,7 +42,18 @@ class InvocationLogger extends Logger {
   invocation(context: Context, keys: Record<string, string>): void {
     // Powertools' cold-start flag (true until first read, on an on-demand init only) is taken now: it
     // belongs to the container's first invocation, whether or not that one writes a line.
-    const invocation = { context, keys, coldStart: this.coldStart };
+    // Only the fields a log line takes: the invocation's scope lives as long as any promise made in it, and
+    // the context itself carries the whole request (`gateway`), which must not outlive its invocation.
+    const { invokedFunctionArn, awsRequestId, memoryLimitInMB, functionName, functionVersion } = context;
+    const fields: LambdaContextFields = {
+      invokedFunctionArn,
+      awsRequestId,
+      memoryLimitInMB,
+      functionName,
+      functionVersion,
+      tenantId: (context as { tenantId?: string }).tenantId,
+    };
+    const invocation = { context: fields, keys, coldStart: this.coldStart };
     this.coldStart = false;
     const scope = ownScope();
     if (scope) scope.set(PENDING, invocation);
@@ -67,7 +84,7 @@ class InvocationLogger extends Logger {
     if (!invocation) return;
     // addContext reads (and clears) the flag: it gives this invocation's own.
     this.coldStart = invocation.coldStart;
-    this.addContext(invocation.context);
+    this.addContext(invocation.context as Context);
     this.appendKeys(invocation.keys);
   }
 }

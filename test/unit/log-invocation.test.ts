@@ -120,4 +120,37 @@ describe('logInvocation', () => {
     expect(byRequest.get('req-3')).toMatchObject({ function_request_id: 'fn-3' });
     expect(byRequest.get('req-3')).not.toHaveProperty('model');
   });
+
+  it("keeps of the invocation's context only what a line takes, not the request the context carries", async () => {
+    installAwsLambdaShim();
+    loadSettings();
+    const store = (globalThis as { awslambda: { InvokeStore: { getContext(): object | undefined } } })
+      .awslambda.InvokeStore;
+    // The gateway's context carries the whole request (`gateway`). Most invocations write no line, and
+    // their scope lives as long as any promise made in it (a log write after the reply): it must not
+    // hold the request for so long.
+    const request = { body: 'x'.repeat(1000) };
+    const context = Object.assign(contextOf('fn-5'), { gateway: request });
+    const held = new Set<unknown>();
+    const walk = (value: unknown) => {
+      if (typeof value !== 'object' || value === null || held.has(value)) return;
+      held.add(value);
+      for (const key of Reflect.ownKeys(value)) walk((value as Record<PropertyKey, unknown>)[key]);
+    };
+    await invoke(context, async () => {
+      logInvocation(context, { requestId: 'req-5' });
+      walk(store.getContext());
+      // A change to the context after the start is not on the lines: they take what was there.
+      context.functionName = 'changed';
+      logger.warn('work done');
+    });
+    expect(held.has(context)).toBe(false);
+    expect(held.has(request)).toBe(false);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({
+      requestId: 'req-5',
+      function_request_id: 'fn-5',
+      function_name: 'gateway-chat',
+    });
+  });
 });
