@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
 import { buildDashboard } from '../dashboard/build';
 import { bootstrap } from '../functions/control/bootstrap';
+import { drainAfterInvocationWork } from '../functions/core/after-invocation';
 import type { HttpEvent } from '../functions/core/http';
 import { logger } from '../functions/core/logger';
 import { FUNCTION_GROUPS, type FunctionGroupName, OPERATIONS } from '../functions/core/operations';
@@ -249,6 +250,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
         }
         server.closeAllConnections();
         await stopped;
+        // The after-send work the invocations left (their log entries, spend and counters, now queued).
+        await drainAfterInvocationWork();
         await Promise.all([
           flushAnalytics().catch((error: unknown) =>
             console.error('local server: usage aggregates not written:', (error as Error).message),

@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { Context } from 'aws-lambda';
+import { outliveInvocation, workOutlivesInvocation } from '../core/after-invocation';
 import { internalError } from '../core/errors';
 import type { GatewayContext, HttpEvent, HttpResult, RequestState } from '../core/http';
 import { newId } from '../core/ids';
@@ -100,14 +101,16 @@ export function streamingHandler(chain: Chain) {
 
     const outcome: SendOutcome = { statusCode: result.statusCode, clientDisconnected: disconnected };
     markStage('log write / settle');
-    await Promise.all(
+    const work = Promise.all(
       state.afterSend.map((task) =>
         task(outcome).catch((error: unknown) =>
           logger.error('after-send task failed', { error: (error as Error).message }),
         ),
       ),
-    );
-    markStage(null);
+    ).then(() => markStage(null));
+    // Each task has taken what it writes (the finished entry is on `state`) before its first wait.
+    if (workOutlivesInvocation()) outliveInvocation(work);
+    else await work;
     // Last, so that it sees the finished log entry; a telemetry failure must not fail the invocation.
     try {
       telemetry.complete({

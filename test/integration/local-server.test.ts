@@ -3,10 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { outliveInvocation } from '../../functions/core/after-invocation';
+import { LogStore } from '../../functions/store/log-store';
 import { type RunningGateway, startGateway } from '../../local/server';
 import { chunk, type FakeOpenAI, openSse, sleep, sseData, startFakeOpenAI } from '../support/fake-openai';
 import { ADMIN_KEY } from '../support/gateway';
 import { startLocalProcess, waitForOutput } from '../support/local-process';
+import { sampleLogEntry } from '../support/log-entry';
 import { threadNices } from '../support/threads';
 
 // The local server as a person runs it: a line per request, HOST, the root, and stopping with Ctrl-C.
@@ -69,6 +72,39 @@ describe('the local server', () => {
     const res = await fetch(gw.url.replace(/\/v1$/, '/'), { redirect: 'manual' });
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe('/dashboard');
+  });
+});
+
+describe('stopping the local server', () => {
+  it('lets the after-send work its invocations left finish and write before it closes the store', async () => {
+    const dataDir = tempDir();
+    const first = await startGateway({ port: 0, dataDir, adminKey: ADMIN_KEY });
+    // Work an invocation left after its reply (its log entry, say), not yet done when the stop begins.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const id = '01JLEFTBEHINDBYANINVOCAT10';
+    outliveInvocation(
+      gate.then(() => new LogStore().write(sampleLogEntry({ id, organisation_id: first.organisationId }))),
+    );
+    let closed = false;
+    const closing = first.close().then(() => {
+      closed = true;
+    });
+    await sleep(100);
+    expect(closed).toBe(false);
+    release();
+    await closing;
+
+    const second = await startGateway({ port: 0, dataDir, adminKey: ADMIN_KEY });
+    try {
+      const res = await fetch(`${second.url}/logs/${id}`, { headers: { 'x-gateway-api-key': ADMIN_KEY } });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { id: string }).id).toBe(id);
+    } finally {
+      await second.close();
+    }
   });
 });
 

@@ -1,8 +1,10 @@
 import { Writable } from 'node:stream';
 import type { Context } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { drainAfterInvocationWork } from '../../functions/core/after-invocation';
 import type { GatewayContext, HttpEvent, HttpResult } from '../../functions/core/http';
 import type { SendOutcome } from '../../functions/core/log-entry';
+import { loadSettings } from '../../functions/core/settings';
 import type { StopSignal } from '../../functions/core/stop-signal';
 import { telemetry } from '../../functions/gateway/request-telemetry';
 import { streamingHandler } from '../../functions/middleware/stream-response';
@@ -153,5 +155,63 @@ describe('streamingHandler', () => {
     expect(out.writes).toEqual(['partial']);
     expect(out.ended).toBe(false);
     expect(out.destroyed).toBe(true);
+  });
+
+  describe('after-send work (log entry, spend) and the end of the invocation', () => {
+    afterEach(() => loadSettings());
+    /** A chain whose one after-send task waits for the test; `finished` once it has. */
+    const gated = () => {
+      let release!: () => void;
+      const gate = new Promise<void>((r) => {
+        release = r;
+      });
+      const task = { started: false, finished: false, release };
+      const chain: Chain = async (_e, context) => {
+        context.gateway.afterSend.push(async () => {
+          task.started = true;
+          await gate;
+          task.finished = true;
+        });
+        return { statusCode: 200, headers: {}, body: 'ok' };
+      };
+      return { chain, task };
+    };
+
+    it('on Lambda (no write window), ends the invocation only once that work is done', async () => {
+      loadSettings({ ...process.env, GATEWAY_WRITE_BATCH_MS: '0' });
+      const { chain, task } = gated();
+      let returned = false;
+      const { out, done } = invoke(chain);
+      void done.then(() => {
+        returned = true;
+      });
+      await vi.waitFor(() => expect(task.started).toBe(true));
+      await new Promise((r) => setTimeout(r, 20));
+      expect(out.ended).toBe(true);
+      expect(returned).toBe(false);
+      task.release();
+      await done;
+      expect(task.finished).toBe(true);
+    });
+
+    it('where the process writes what invocations leave (a write window), ends it at once and drains that work later', async () => {
+      loadSettings({ ...process.env, GATEWAY_WRITE_BATCH_MS: '5' });
+      const { chain, task } = gated();
+      const { out, done } = invoke(chain);
+      await done;
+      // The reply is whole and the invocation over, with its after-send work started and still under way.
+      expect(out.ended).toBe(true);
+      expect(task.started).toBe(true);
+      expect(task.finished).toBe(false);
+      let drained = false;
+      const drain = drainAfterInvocationWork().then(() => {
+        drained = true;
+      });
+      await new Promise((r) => setTimeout(r, 20));
+      expect(drained).toBe(false);
+      task.release();
+      await drain;
+      expect(task.finished).toBe(true);
+    });
   });
 });
