@@ -38,7 +38,7 @@ export interface RequestState {
   entry?: LogEntry;
   /** Aborted when the client goes away before the reply is complete. */
   clientSignal: StopSignal;
-  /** Work that runs after the client has its last byte, before the invocation returns. */
+  /** Work that runs after the client has its last byte (on Lambda, before the invocation returns). */
   afterSend: Array<(outcome: SendOutcome) => Promise<void>>;
   /** Headers added to every reply, errors included. */
   replyHeaders: Record<string, string>;

@@ -11,7 +11,8 @@ import type { GatewayMiddleware } from './types';
 
 /**
  * Opens a log entry for every authenticated call of a logged operation and writes it once the client
- * has its last byte: the stream adapter runs `afterSend` after `end()`, before the invocation returns.
+ * has its last byte: the stream adapter runs `afterSend` after `end()` (on Lambda, before the invocation
+ * returns).
  */
 export function usageLog(
   store = new LogStore(),
@@ -70,7 +71,8 @@ export function usageLog(
           task().catch((error: unknown) =>
             logger.error(`${what} failed`, { requestId: entry.id, error: (error as Error).message }),
           );
-        // Spend, per-user counters and usage aggregates are written beside the log entry, all before the invocation ends.
+        // Spend, per-user counters and usage aggregates are written beside the log entry (on Lambda, all
+        // before the invocation ends).
         await Promise.all([
           write(),
           settle(() => users.record(entry), 'user usage update'),
