@@ -54,8 +54,8 @@ const storeThread = lowerPriority(workerData.nice);
 /**
  * LevelDB compacts in a thread of its own, one per process, made by the first write that needs it: a job
  * on libuv's thread pool, whose threads the process made at start, at the gateway's priority. Under load
- * at concurrency 16 that thread took about a tenth of the gateway's CPU, at nice 0 beside the gateway's
- * own thread. No thread is made later in this process but that one (the pool, V8's and this thread were
+ * at concurrency 16 that thread took 6-8% of the gateway's CPU, at nice 0 beside the gateway's own
+ * thread. No thread is made later in this process but that one (the pool, V8's and this thread were
  * there before the store opened; the inspector's, if a debugger is asked for later, would be lowered
  * too, harmlessly), so each thread that appears after this point gets this thread's priority, checked
  * once a second. The pool itself keeps its priority: the gateway's own thread uses it too (file reads, a

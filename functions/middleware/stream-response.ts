@@ -20,7 +20,8 @@ export const SSE_KEEPALIVE = ': keep-alive\n\n';
  * The Lambda entry point around a Middy chain. Middy runs `after` before a streamed body is sent, so the
  * body is written here, chunk by chunk, and the request's `afterSend` work (usage log, spend) runs once
  * the client has its last byte: on Lambda before the invocation returns; in the local server, which
- * writes and drains what its invocations leave, beside the invocations that follow (core/after-invocation.ts).
+ * writes and drains what its invocations leave, beside the invocations that follow
+ * (`core/after-invocation.ts`).
  */
 export function streamingHandler(chain: Chain) {
   return awslambda.streamifyResponse<HttpEvent>(async (event, responseStream: Writable, context: Context) => {
@@ -102,6 +103,7 @@ export function streamingHandler(chain: Chain) {
 
     const outcome: SendOutcome = { statusCode: result.statusCode, clientDisconnected: disconnected };
     markStage('log write / settle');
+    // Stage timing serves one request at a time (the bench's): the stage ends when this work does.
     const work = Promise.all(
       state.afterSend.map((task) =>
         task(outcome).catch((error: unknown) =>
