@@ -1,5 +1,5 @@
 import { hasCaller } from '../core/http';
-import { UsageLogDraft } from '../core/log-entry';
+import { type LogEntry, UsageLogDraft } from '../core/log-entry';
 import { logger } from '../core/logger';
 import { parseMetadata } from '../core/request-body';
 import { markStage } from '../core/stage-clock';
@@ -53,35 +53,47 @@ export function usageLog(
       state.afterSend.push(async (outcome) => {
         const entry = draft.finish(outcome, performance.now());
         state.entry = entry;
-        const write = async () => {
-          try {
-            // The workspace record is cached for the request's policies; its metadata keys pick the indexes.
-            const indexedMetadata = await policies
-              .forRequest(state)
-              .then((p) => p.workspace?.indexed_metadata ?? [])
-              .catch(() => []);
-            await store.write(entry, { indexedMetadata });
-          } catch (error) {
-            // The SDK already retried. Keep what we can in the operational log, without bodies.
-            const { request: _req, response: _res, ...summary } = entry;
-            logger.error('usage log write failed', { entry: summary, error: (error as Error).message });
-          }
-        };
-        const settle = (task: () => Promise<void>, what: string) =>
-          task().catch((error: unknown) =>
-            logger.error(`${what} failed`, { requestId: entry.id, error: (error as Error).message }),
-          );
-        // Spend, per-user counters and usage aggregates are written beside the log entry (on Lambda, all
-        // before the invocation ends).
-        await Promise.all([
-          write(),
-          settle(() => users.record(entry), 'user usage update'),
-          settle(() => analytics.record(entry), 'usage aggregates update'),
-          ...draft.settlements.map((s) => settle(() => s(entry), 'spend update')),
-        ]);
+        // The workspace record is cached for the request's policies; its metadata keys pick the indexes.
+        const indexedMetadata = policies
+          .forRequest(state)
+          .then((p) => p.workspace?.indexed_metadata ?? [])
+          .catch(() => []);
+        // What follows waits for writes; it holds the entry, not the request's state or its draft.
+        return recordEntry(entry, indexedMetadata, draft.settlements, { store, users, analytics });
       });
       markStage('handler');
       if (metadataError) throw metadataError;
     },
   };
+}
+
+/**
+ * Writes a finished entry, its spend, per-user counters and usage aggregates, side by side (on Lambda, all
+ * before the invocation ends). A function of its own so that the wait holds only what it writes.
+ */
+async function recordEntry(
+  entry: LogEntry,
+  indexedMetadata: Promise<readonly string[]>,
+  settlements: UsageLogDraft['settlements'],
+  stores: { store: LogStore; users: UserUsage; analytics: AnalyticsStore },
+): Promise<void> {
+  const write = async () => {
+    try {
+      await stores.store.write(entry, { indexedMetadata: await indexedMetadata });
+    } catch (error) {
+      // The SDK already retried. Keep what we can in the operational log, without bodies.
+      const { request: _req, response: _res, ...summary } = entry;
+      logger.error('usage log write failed', { entry: summary, error: (error as Error).message });
+    }
+  };
+  const settle = (task: () => Promise<void>, what: string) =>
+    task().catch((error: unknown) =>
+      logger.error(`${what} failed`, { requestId: entry.id, error: (error as Error).message }),
+    );
+  await Promise.all([
+    write(),
+    settle(() => stores.users.record(entry), 'user usage update'),
+    settle(() => stores.analytics.record(entry), 'usage aggregates update'),
+    ...settlements.map((s) => settle(() => s(entry), 'spend update')),
+  ]);
 }
