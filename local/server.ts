@@ -250,8 +250,12 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
         }
         server.closeAllConnections();
         await stopped;
-        // The after-send work the invocations left (their log entries, spend and counters, now queued).
-        await drainAfterInvocationWork();
+        // The after-send work the invocations left (their log entries, spend and counters), within the
+        // same deadline: work that never ends does not hold the stop, as a request that never ends does not.
+        await Promise.race([
+          drainAfterInvocationWork(),
+          new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())).unref()),
+        ]);
         await Promise.all([
           flushAnalytics().catch((error: unknown) =>
             console.error('local server: usage aggregates not written:', (error as Error).message),
