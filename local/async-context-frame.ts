@@ -8,6 +8,8 @@
 // streams and arguments, so whoever started it (a shell, tsx, a test) sees no difference.
 // `GATEWAY_ASYNC_CONTEXT_FRAME=0` keeps the process as it was started.
 
+import { parseSettings } from '../functions/core/settings';
+
 export const ASYNC_CONTEXT_FRAME_FLAG = '--experimental-async-context-frame';
 
 type Execve = (file: string, args: string[], env: NodeJS.ProcessEnv) => never;
@@ -24,11 +26,20 @@ export interface RuntimeFacts {
 /** The arguments to restart this process with, or undefined when it should go on as it is. */
 export function restartArguments(facts: RuntimeFacts): string[] | undefined {
   if (Number(facts.nodeVersion.replace(/^v/, '').split('.')[0]) !== 22) return undefined;
-  if (!facts.execve || facts.env.GATEWAY_ASYNC_CONTEXT_FRAME === '0') return undefined;
+  if (!facts.execve || !wanted(facts.env)) return undefined;
   const given = [...facts.execArgv, ...(facts.env.NODE_OPTIONS ?? '').split(/\s+/)];
   // Asked for either way already (the restarted process has it in its own arguments).
   if (given.some((arg) => arg.endsWith('async-context-frame'))) return undefined;
   return [facts.execPath, ASYNC_CONTEXT_FRAME_FLAG, ...facts.execArgv, ...facts.argv.slice(1)];
+}
+
+/** The setting, read as every setting is; a variable that is not valid leaves it to the start to name. */
+function wanted(env: NodeJS.ProcessEnv): boolean {
+  try {
+    return parseSettings(env).asyncContextFrame;
+  } catch {
+    return false;
+  }
 }
 
 /** Restarts this process with AsyncContextFrame where that helps (see above); otherwise returns. */

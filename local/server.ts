@@ -242,20 +242,16 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
         await realtime.close();
         // Until nothing is in flight: a request accepted while the first ones drained is waited for too.
         const deadline = Date.now() + 30_000;
+        const pastDeadline = () =>
+          new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())).unref());
         while (inFlight.size > 0 && Date.now() < deadline) {
-          await Promise.race([
-            Promise.allSettled([...inFlight.keys()]),
-            new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())).unref()),
-          ]);
+          await Promise.race([Promise.allSettled([...inFlight.keys()]), pastDeadline()]);
         }
         server.closeAllConnections();
         await stopped;
         // The after-send work the invocations left (their log entries, spend and counters), within the
         // same deadline: work that never ends does not hold the stop, as a request that never ends does not.
-        await Promise.race([
-          drainAfterInvocationWork(),
-          new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())).unref()),
-        ]);
+        await Promise.race([drainAfterInvocationWork(), pastDeadline()]);
         await Promise.all([
           flushAnalytics().catch((error: unknown) =>
             console.error('local server: usage aggregates not written:', (error as Error).message),

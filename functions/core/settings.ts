@@ -40,6 +40,11 @@ export interface Settings {
    * the request path's; 0 leaves it equal. Linux only.
    */
   storeNice: number;
+  /**
+   * `GATEWAY_ASYNC_CONTEXT_FRAME`: `0` keeps `npm start` on Node 22 as started, without its restart with
+   * the cheaper AsyncLocalStorage (local/async-context-frame.ts). On otherwise.
+   */
+  asyncContextFrame: boolean;
   /** `GATEWAY_DASHBOARD_DIR`: the built dashboard, else the `dashboard/` folder beside the bundle. */
   dashboardDir: string | undefined;
 
@@ -255,6 +260,7 @@ export function parseSettings(env: Environment): Settings {
     adminKey: read.text('GATEWAY_ADMIN_KEY'),
     dataDir: read.text('GATEWAY_DATA_DIR') ?? '.data',
     storeNice: read.integer('GATEWAY_STORE_NICE', 19, { min: 0, max: 19 }),
+    asyncContextFrame: read.text('GATEWAY_ASYNC_CONTEXT_FRAME')?.trim() !== '0',
     dashboardDir: read.text('GATEWAY_DASHBOARD_DIR'),
 
     dynamodbEndpoint: read.text('DYNAMODB_ENDPOINT'),

@@ -19,6 +19,7 @@ export function usageLog(
   users = new UserUsage(),
   analytics = new AnalyticsStore(),
 ): GatewayMiddleware {
+  const stores = { store, users, analytics };
   return {
     before: (request) => {
       const state = request.context.gateway;
@@ -59,7 +60,7 @@ export function usageLog(
           .then((p) => p.workspace?.indexed_metadata ?? [])
           .catch(() => []);
         // What follows waits for writes; it holds the entry, not the request's state or its draft.
-        return recordEntry(entry, indexedMetadata, draft.settlements, { store, users, analytics });
+        return recordEntry(entry, indexedMetadata, draft.settlements, stores);
       });
       markStage('handler');
       if (metadataError) throw metadataError;

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -25,7 +25,7 @@ import { ALL_TABLES, TABLES } from '../../functions/store/tables';
 import { EMBEDDED_DYNAMO_CLIENT, ensureTables, localTableName, startDynalite } from '../../local/dynamodb';
 import { createTable, deleteTable } from '../support/dynamo-table';
 import { sampleLogEntry } from '../support/log-entry';
-import { ownThreadId, threadNice } from '../support/threads';
+import { ownThreadId, threadNice, threadNices } from '../support/threads';
 
 // The embedded DynamoDB of the local server, reached over its thread's message port as the gateway
 // reaches it: calls a request waits on are not queued behind background writes, and on disk its reads and
@@ -159,8 +159,7 @@ describe('the embedded DynamoDB', () => {
       await dynamo.close();
       rmSync(dataDir, { recursive: true, force: true });
     };
-    const threads = () => readdirSync(`/proc/${process.pid}/task`).map(Number);
-    const before = new Map(threads().map((t) => [t, threadNice(process.pid, t)]));
+    const before = threadNices(process.pid);
     expect(await dynamo.loweredThreads()).toEqual([]);
 
     // More than LevelDB's write buffer (16 MB here): the full buffer is written out by its background thread.
@@ -178,8 +177,9 @@ describe('the embedded DynamoDB', () => {
     expect(before.has(compaction)).toBe(false);
     // What the OS holds; every thread that was there before keeps its priority (the pool, V8's, this one).
     expect(threadNice(process.pid, compaction)).toBe(19);
+    const after = threadNices(process.pid);
     for (const [thread, nice] of before) {
-      if (threads().includes(thread)) expect(threadNice(process.pid, thread)).toBe(nice);
+      if (after.has(thread)) expect(after.get(thread)).toBe(nice);
     }
     expect(threadNice(process.pid, self)).toBe(before.get(self));
     const out = await db.send(new GetCommand({ TableName, Key: { pk: 'bulk', sk: '59' } }));
