@@ -1,27 +1,28 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { agent, BENCH_ADMIN_KEY, call, startChild, throughput } from './support';
+import {
+  frameName,
+  type Mark,
+  type Profile,
+  type ProfileNode,
+  STRETCHES,
+  splitByStretch,
+} from './request-stretches';
+import { agent, BENCH_ADMIN_KEY, call, machineLine, settle, startChild, throughput, warmUp } from './support';
 
 // `npm run bench:profile`: a CPU profile (`node --cpu-prof`) of the local server as `npm start` runs it,
 // under load at concurrency 16 (a request under four budgets: workspace, API key, user and virtual key,
 // then one without any), and a summary: the functions with the most self time, and the time spent under
-// each package or folder, for the server's main thread and for the embedded DynamoDB's thread.
+// each package or folder, for the server's main thread and for the embedded DynamoDB's thread. Then the
+// same server and a bare proxy hop one request at a time, each profiled with its samples split where the
+// request crosses the process (bench/request-stretches.ts): what the gateway adds on the way there and
+// on the way back, against the floor of any proxy on this machine.
 
 const REQUESTS = Number(process.env.BENCH_PROFILE_REQUESTS ?? 3000);
 const CONCURRENCY = 16;
 const TOP = 20;
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
+const STRETCH_TOP = 12;
 
 /** Where a frame's code lives: a package, one of our folders, or Node itself. */
 function areaOf(url: string): string {
@@ -49,8 +50,7 @@ function summarise(profile: Profile): void {
   for (const [id, us] of selfUs) {
     const frame = (nodes.get(id) as ProfileNode).callFrame;
     if (frame.functionName === '(idle)') idle += us;
-    const where = frame.url.replace(/.*node_modules\//, '').replace(/.*\/(functions|local|bench)\//, '$1/');
-    const name = `${frame.functionName || '(anonymous)'}  ${where}${where ? `:${frame.lineNumber + 1}` : ''}`;
+    const name = frameName(frame);
     byFunction.set(name, (byFunction.get(name) ?? 0) + us);
     // Inclusive per area: each area on the sample's stack counts once.
     const seen = new Set<string>();
@@ -75,7 +75,109 @@ function summarise(profile: Profile): void {
     console.log(`    ${share(us)}  ${area}`);
 }
 
+/** Waits for a file the profiled server writes (bench/stretch-marks.mjs). */
+async function fileAppears(path: string): Promise<void> {
+  for (let i = 0; i < 600 && !existsSync(path); i++) await new Promise((r) => setTimeout(r, 50));
+  if (!existsSync(path)) throw new Error(`${path} did not appear`);
+}
+
+/**
+ * The gateway (API-key auth, a custom host, a usage-log entry a request) and a bare proxy hop, each
+ * profiled over the same number of requests made one at a time, each sample put in its stretch.
+ */
+async function oneAtATime(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gateway-profile-'));
+  const marks = join(process.cwd(), 'bench/stretch-marks.mjs');
+  const upstream = await startChild(['bench/fake-upstream.ts'], {}, /fake upstream on (\d+)/);
+  const upstreamPort = upstream.match[1] as string;
+  const servers: Array<{ label: string; dir: string; child: Awaited<ReturnType<typeof startChild>> }> = [];
+  try {
+    for (const [label, args, env, ready] of [
+      [
+        'this gateway',
+        ['local/main.ts'],
+        {
+          PORT: '0',
+          GATEWAY_DATA_DIR: dataDir,
+          GATEWAY_ADMIN_KEY: BENCH_ADMIN_KEY,
+          POWERTOOLS_LOG_LEVEL: 'ERROR',
+          GATEWAY_LOG_LEVEL: 'warn',
+        },
+        /listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/,
+      ],
+      ['bare hop', ['bench/bare-proxy.ts', upstreamPort], {}, /bare proxy on (\d+)/],
+    ] as const) {
+      const dir = mkdtempSync(join(tmpdir(), 'gateway-stretches-'));
+      const child = await startChild(['--import', marks, ...args], { ...env, BENCH_STRETCH_DIR: dir }, ready);
+      servers.push({ label, dir, child });
+    }
+    const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
+    const headers = [
+      {
+        'x-gateway-api-key': BENCH_ADMIN_KEY,
+        'x-gateway-custom-host': `http://127.0.0.1:${upstreamPort}/v1`,
+        authorization: 'Bearer sk-bench',
+      },
+      { authorization: 'Bearer sk-bench' },
+    ];
+    const calls = servers.map(
+      ({ child }, i) =>
+        () =>
+          call(Number(child.match[1]), '/v1/chat/completions', body, headers[i] as Record<string, string>),
+    );
+    await warmUp(...calls);
+    const split = [];
+    for (const [i, { dir, child }] of servers.entries()) {
+      child.child.kill('SIGUSR2');
+      await fileAppears(join(dir, 'started'));
+      await throughput(REQUESTS, 1, calls[i] as () => Promise<unknown>);
+      await settle();
+      child.child.kill('SIGUSR2');
+      await fileAppears(join(dir, 'marks.json'));
+      // The profile is written first; the marks file says both are whole.
+      split.push(
+        splitByStretch(
+          JSON.parse(readFileSync(join(dir, 'profile.json'), 'utf8')) as Profile,
+          JSON.parse(readFileSync(join(dir, 'marks.json'), 'utf8')) as Mark[],
+        ),
+      );
+    }
+    console.log(
+      `\nOne request at a time, ${REQUESTS} requests each, a CPU sample every 50 µs, split where each request crosses the process`,
+    );
+    console.log(
+      '  (way there: the request in until the upstream request is handed to its socket; way back: the upstream reply headers until the reply has gone)',
+    );
+    console.log(`  main thread, µs a request   ${STRETCHES.map((s) => s.padStart(16)).join('')}`);
+    for (const [i, { label }] of servers.entries()) {
+      const { requests, busyUs } = split[i] as ReturnType<typeof splitByStretch>;
+      console.log(
+        `  ${label.padEnd(26)} ${STRETCHES.map((s) => (busyUs[s] / requests).toFixed(1).padStart(16)).join('')}`,
+      );
+    }
+    for (const [i, { label }] of servers.entries()) {
+      const { requests, busyUs, byFunction } = split[i] as ReturnType<typeof splitByStretch>;
+      for (const stretch of ['way there', 'way back'] as const) {
+        console.log(`  ${label}, ${stretch}: most self time (share of the stretch, µs a request)`);
+        for (const [name, us] of [...byFunction[stretch]].sort((a, b) => b[1] - a[1]).slice(0, STRETCH_TOP))
+          console.log(
+            `    ${((100 * us) / busyUs[stretch]).toFixed(1).padStart(5)}%  ${(us / requests).toFixed(1).padStart(6)}  ${name}`,
+          );
+      }
+    }
+  } finally {
+    agent.destroy();
+    for (const { child, dir } of servers) {
+      child.child.kill('SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
+    }
+    upstream.child.kill('SIGTERM');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 async function main() {
+  console.log(machineLine());
   const dataDir = mkdtempSync(join(tmpdir(), 'gateway-profile-'));
   const profileDir = mkdtempSync(join(tmpdir(), 'gateway-cpuprofile-'));
   const upstream = await startChild(['bench/fake-upstream.ts'], {}, /fake upstream on (\d+)/);
@@ -170,3 +272,4 @@ async function main() {
 }
 
 await main();
+await oneAtATime();
