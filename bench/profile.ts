@@ -9,7 +9,18 @@ import {
   STRETCHES,
   splitByStretch,
 } from './request-stretches';
-import { agent, BENCH_ADMIN_KEY, call, machineLine, settle, startChild, throughput, warmUp } from './support';
+import {
+  agent,
+  BENCH_ADMIN_KEY,
+  call,
+  GATEWAY_READY,
+  gatewayEnv,
+  machineLine,
+  settle,
+  startChild,
+  throughput,
+  warmUp,
+} from './support';
 
 // `npm run bench:profile`: a CPU profile (`node --cpu-prof`) of the local server as `npm start` runs it,
 // under load at concurrency 16 (a request under four budgets: workspace, API key, user and virtual key,
@@ -90,26 +101,20 @@ async function oneAtATime(): Promise<void> {
   const marks = join(process.cwd(), 'bench/stretch-marks.mjs');
   const upstream = await startChild(['bench/fake-upstream.ts'], {}, /fake upstream on (\d+)/);
   const upstreamPort = upstream.match[1] as string;
-  const servers: Array<{ label: string; dir: string; child: Awaited<ReturnType<typeof startChild>> }> = [];
+  const servers: Array<{
+    label: string;
+    dir: string;
+    port: number;
+    child: Awaited<ReturnType<typeof startChild>>;
+  }> = [];
   try {
-    for (const [label, args, env, ready] of [
-      [
-        'this gateway',
-        ['local/main.ts'],
-        {
-          PORT: '0',
-          GATEWAY_DATA_DIR: dataDir,
-          GATEWAY_ADMIN_KEY: BENCH_ADMIN_KEY,
-          POWERTOOLS_LOG_LEVEL: 'ERROR',
-          GATEWAY_LOG_LEVEL: 'warn',
-        },
-        /listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/,
-      ],
-      ['bare hop', ['bench/bare-proxy.ts', upstreamPort], {}, /bare proxy on (\d+)/],
+    for (const [label, args, env, ready, portGroup] of [
+      ['this gateway', ['local/main.ts'], gatewayEnv(dataDir), GATEWAY_READY, 2],
+      ['bare hop', ['bench/bare-proxy.ts', upstreamPort], {}, /bare proxy on (\d+)/, 1],
     ] as const) {
       const dir = mkdtempSync(join(tmpdir(), 'gateway-stretches-'));
       const child = await startChild(['--import', marks, ...args], { ...env, BENCH_STRETCH_DIR: dir }, ready);
-      servers.push({ label, dir, child });
+      servers.push({ label, dir, port: Number(child.match[portGroup]), child });
     }
     const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
     const headers = [
@@ -121,9 +126,9 @@ async function oneAtATime(): Promise<void> {
       { authorization: 'Bearer sk-bench' },
     ];
     const calls = servers.map(
-      ({ child }, i) =>
+      ({ port }, i) =>
         () =>
-          call(Number(child.match[1]), '/v1/chat/completions', body, headers[i] as Record<string, string>),
+          call(port, '/v1/chat/completions', body, headers[i] as Record<string, string>),
     );
     await warmUp(...calls);
     const split = [];
@@ -184,14 +189,8 @@ async function main() {
   const upstreamUrl = `http://127.0.0.1:${upstream.match[1]}/v1`;
   const gateway = await startChild(
     ['--cpu-prof', '--cpu-prof-dir', profileDir, 'local/main.ts'],
-    {
-      PORT: '0',
-      GATEWAY_DATA_DIR: dataDir,
-      GATEWAY_ADMIN_KEY: BENCH_ADMIN_KEY,
-      POWERTOOLS_LOG_LEVEL: 'ERROR',
-      GATEWAY_LOG_LEVEL: 'warn',
-    },
-    /listening on (http:\/\/127\.0\.0\.1:(\d+)\/v1)/,
+    gatewayEnv(dataDir),
+    GATEWAY_READY,
   );
   const url = gateway.match[1] as string;
   const port = Number(gateway.match[2]);

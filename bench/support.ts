@@ -183,6 +183,18 @@ export function cpuMs(pid: number | undefined): number {
 
 export const BENCH_ADMIN_KEY = 'gwk_bench_admin_key_0123456789';
 
+/** The local server as the benches run it: its own data dir, the bench's admin key, warnings only. */
+export const gatewayEnv = (dataDir: string): Record<string, string> => ({
+  PORT: '0',
+  GATEWAY_DATA_DIR: dataDir,
+  GATEWAY_ADMIN_KEY: BENCH_ADMIN_KEY,
+  POWERTOOLS_LOG_LEVEL: 'ERROR',
+  GATEWAY_LOG_LEVEL: 'warn',
+});
+
+/** The local server's ready line: its URL, then its port. */
+export const GATEWAY_READY = /listening on (http:\/\/127\.0\.0\.1:(\d+)\/v1)/;
+
 export interface BenchStack {
   upstreamPort: number;
   gatewayPort: number;
@@ -201,21 +213,11 @@ export async function startBenchStack(): Promise<BenchStack> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
   const upstream = await startChild(['bench/fake-upstream.ts'], {}, /fake upstream on (\d+)/);
   const upstreamPort = Number(upstream.match[1]);
-  const gateway = await startChild(
-    ['local/main.ts'],
-    {
-      PORT: '0',
-      GATEWAY_DATA_DIR: dataDir,
-      GATEWAY_ADMIN_KEY: BENCH_ADMIN_KEY,
-      POWERTOOLS_LOG_LEVEL: 'ERROR',
-      GATEWAY_LOG_LEVEL: 'warn',
-    },
-    /listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/,
-  );
+  const gateway = await startChild(['local/main.ts'], gatewayEnv(dataDir), GATEWAY_READY);
   const proxy = await startChild(['bench/bare-proxy.ts', String(upstreamPort)], {}, /bare proxy on (\d+)/);
   return {
     upstreamPort,
-    gatewayPort: Number(gateway.match[1]),
+    gatewayPort: Number(gateway.match[2]),
     proxyPort: Number(proxy.match[1]),
     gatewayPid: gateway.child.pid,
     proxyPid: proxy.child.pid,

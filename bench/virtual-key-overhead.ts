@@ -20,6 +20,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   BENCH_ADMIN_KEY,
+  GATEWAY_READY,
+  gatewayEnv,
   pct as percentile,
   agent as sharedAgent,
   sort,
@@ -112,17 +114,7 @@ const chat = (port: number, calls: Calls) => (v: Variant) => () =>
 
 // 1. Overhead: the local server in its own process.
 const serverDir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
-const server = await startChild(
-  ['local/main.ts'],
-  {
-    PORT: '0',
-    GATEWAY_DATA_DIR: serverDir,
-    GATEWAY_ADMIN_KEY: ADMIN,
-    POWERTOOLS_LOG_LEVEL: 'ERROR',
-    GATEWAY_LOG_LEVEL: 'warn',
-  },
-  /listening on (http:\/\/127\.0\.0\.1:(\d+)\/v1)/,
-);
+const server = await startChild(['local/main.ts'], gatewayEnv(serverDir), GATEWAY_READY);
 const serverPort = Number(server.match[2]);
 const viaServer = chat(serverPort, await setUp(String(server.match[1])));
 const direct = () =>
