@@ -101,51 +101,56 @@ async function oneAtATime(): Promise<void> {
   const marks = join(process.cwd(), 'bench/stretch-marks.mjs');
   const upstream = await startChild(['bench/fake-upstream.ts'], {}, /fake upstream on (\d+)/);
   const upstreamPort = upstream.match[1] as string;
+  const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
   const servers: Array<{
     label: string;
     dir: string;
-    port: number;
     child: Awaited<ReturnType<typeof startChild>>;
+    one: () => Promise<unknown>;
   }> = [];
   try {
-    for (const [label, args, env, ready, portGroup] of [
-      ['this gateway', ['local/main.ts'], gatewayEnv(dataDir), GATEWAY_READY, 2],
-      ['bare hop', ['bench/bare-proxy.ts', upstreamPort], {}, /bare proxy on (\d+)/, 1],
+    for (const [label, args, env, ready, portGroup, headers] of [
+      [
+        'this gateway',
+        ['local/main.ts'],
+        gatewayEnv(dataDir),
+        GATEWAY_READY,
+        2,
+        {
+          'x-gateway-api-key': BENCH_ADMIN_KEY,
+          'x-gateway-custom-host': `http://127.0.0.1:${upstreamPort}/v1`,
+          authorization: 'Bearer sk-bench',
+        },
+      ],
+      [
+        'bare hop',
+        ['bench/bare-proxy.ts', upstreamPort],
+        {},
+        /bare proxy on (\d+)/,
+        1,
+        { authorization: 'Bearer sk-bench' },
+      ],
     ] as const) {
       const dir = mkdtempSync(join(tmpdir(), 'gateway-stretches-'));
       const child = await startChild(['--import', marks, ...args], { ...env, BENCH_STRETCH_DIR: dir }, ready);
-      servers.push({ label, dir, port: Number(child.match[portGroup]), child });
+      const port = Number(child.match[portGroup]);
+      servers.push({ label, dir, child, one: () => call(port, '/v1/chat/completions', body, headers) });
     }
-    const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
-    const headers = [
-      {
-        'x-gateway-api-key': BENCH_ADMIN_KEY,
-        'x-gateway-custom-host': `http://127.0.0.1:${upstreamPort}/v1`,
-        authorization: 'Bearer sk-bench',
-      },
-      { authorization: 'Bearer sk-bench' },
-    ];
-    const calls = servers.map(
-      ({ port }, i) =>
-        () =>
-          call(port, '/v1/chat/completions', body, headers[i] as Record<string, string>),
-    );
-    await warmUp(...calls);
-    const split = [];
-    for (const [i, { dir, child }] of servers.entries()) {
+    await warmUp(...servers.map((server) => server.one));
+    const results = [];
+    for (const { label, dir, child, one } of servers) {
       child.child.kill('SIGUSR2');
       await fileAppears(join(dir, 'started'));
-      await throughput(REQUESTS, 1, calls[i] as () => Promise<unknown>);
+      await throughput(REQUESTS, 1, one);
       await settle();
       child.child.kill('SIGUSR2');
       await fileAppears(join(dir, 'marks.json'));
       // The profile is written first; the marks file says both are whole.
-      split.push(
-        splitByStretch(
-          JSON.parse(readFileSync(join(dir, 'profile.json'), 'utf8')) as Profile,
-          JSON.parse(readFileSync(join(dir, 'marks.json'), 'utf8')) as Mark[],
-        ),
+      const split = splitByStretch(
+        JSON.parse(readFileSync(join(dir, 'profile.json'), 'utf8')) as Profile,
+        JSON.parse(readFileSync(join(dir, 'marks.json'), 'utf8')) as Mark[],
       );
+      results.push({ label, ...split });
     }
     console.log(
       `\nOne request at a time, ${REQUESTS} requests each, a CPU sample every 50 µs, split where each request crosses the process`,
@@ -154,14 +159,12 @@ async function oneAtATime(): Promise<void> {
       '  (way there: the request in until the upstream request is handed to its socket; way back: the upstream reply headers until the reply has gone)',
     );
     console.log(`  main thread, µs a request   ${STRETCHES.map((s) => s.padStart(16)).join('')}`);
-    for (const [i, { label }] of servers.entries()) {
-      const { requests, busyUs } = split[i] as ReturnType<typeof splitByStretch>;
+    for (const { label, requests, busyUs } of results) {
       console.log(
         `  ${label.padEnd(26)} ${STRETCHES.map((s) => (busyUs[s] / requests).toFixed(1).padStart(16)).join('')}`,
       );
     }
-    for (const [i, { label }] of servers.entries()) {
-      const { requests, busyUs, byFunction } = split[i] as ReturnType<typeof splitByStretch>;
+    for (const { label, requests, busyUs, byFunction } of results) {
       for (const stretch of ['way there', 'way back'] as const) {
         console.log(`  ${label}, ${stretch}: most self time (share of the stretch, µs a request)`);
         for (const [name, us] of [...byFunction[stretch]].sort((a, b) => b[1] - a[1]).slice(0, STRETCH_TOP))
