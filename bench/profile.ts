@@ -34,6 +34,8 @@ const REQUESTS = Number(process.env.BENCH_PROFILE_REQUESTS ?? 3000);
 const CONCURRENCY = 16;
 const TOP = 20;
 const STRETCH_TOP = 12;
+/** The one-at-a-time profiles' sampling interval, µs, handed to bench/stretch-marks.mjs. */
+const STRETCH_SAMPLE_US = 50;
 
 /** Where a frame's code lives: a package, one of our folders, or Node itself. */
 function areaOf(url: string): string {
@@ -132,7 +134,15 @@ async function oneAtATime(): Promise<void> {
       ],
     ] as const) {
       const dir = mkdtempSync(join(tmpdir(), 'gateway-stretches-'));
-      const child = await startChild(['--import', marks, ...args], { ...env, BENCH_STRETCH_DIR: dir }, ready);
+      const child = await startChild(
+        ['--import', marks, ...args],
+        {
+          ...env,
+          BENCH_STRETCH_DIR: dir,
+          BENCH_STRETCH_SAMPLE_US: String(STRETCH_SAMPLE_US),
+        },
+        ready,
+      );
       const port = Number(child.match[portGroup]);
       servers.push({ label, dir, child, one: () => call(port, '/v1/chat/completions', body, headers) });
     }
@@ -153,7 +163,7 @@ async function oneAtATime(): Promise<void> {
       results.push({ label, ...split });
     }
     console.log(
-      `\nOne request at a time, ${REQUESTS} requests each, a CPU sample every 50 µs, split where each request crosses the process`,
+      `\nOne request at a time, ${REQUESTS} requests each, a CPU sample every ${STRETCH_SAMPLE_US} µs, split where each request crosses the process`,
     );
     console.log(
       '  (way there: the request in until the upstream request is handed to its socket; way back: the upstream reply headers until the reply has gone)',

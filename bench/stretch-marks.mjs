@@ -5,12 +5,14 @@ import { join } from 'node:path';
 
 // Loaded with `--import` into a server the profile bench measures (bench/profile.ts): the first SIGUSR2
 // starts a CPU profile and the marks of Node's HTTP diagnostics channels, the second stops both and
-// writes them to `BENCH_STRETCH_DIR` (profile.json, marks.json), for bench/request-stretches.ts. Plain
-// JavaScript: on Node 20 a module given to `--import` after tsx is not compiled by it.
+// writes them to `BENCH_STRETCH_DIR` (profile.json, marks.json), for bench/request-stretches.ts, sampling
+// every `BENCH_STRETCH_SAMPLE_US`. Plain JavaScript: on Node 20 a module given to `--import` after tsx is
+// not compiled by it.
 
 const dir = process.env.BENCH_STRETCH_DIR;
 if (!dir) throw new Error('stretch-marks: BENCH_STRETCH_DIR is not set');
-const SAMPLE_US = 50;
+const SAMPLE_US = Number(process.env.BENCH_STRETCH_SAMPLE_US);
+if (!(SAMPLE_US > 0)) throw new Error('stretch-marks: BENCH_STRETCH_SAMPLE_US is not a positive number');
 
 /** @type {Array<[import('./request-stretches').MarkKind, number]>} */
 const marks = [];
