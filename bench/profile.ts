@@ -163,7 +163,10 @@ async function oneAtATime(): Promise<void> {
       results.push({ label, ...split });
     }
     console.log(
-      `\nOne request at a time, ${REQUESTS} requests each, a CPU sample every ${STRETCH_SAMPLE_US} µs, split where each request crosses the process`,
+      `\nOne request at a time, ${REQUESTS} requests each, a CPU sample asked every ${STRETCH_SAMPLE_US} µs, split where each request crosses the process`,
+    );
+    console.log(
+      `  (median gap between the samples taken: ${results.map(({ label, medianGapUs }) => `${label} ${medianGapUs} µs`).join(', ')}; each sample counts for its gap)`,
     );
     console.log(
       '  (way there: the request in until the upstream request is handed to its socket; way back: the upstream reply headers until the reply has gone)',
