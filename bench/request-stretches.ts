@@ -40,7 +40,7 @@ export interface StretchTotals {
   byFunction: Record<Stretch, Map<string, number>>;
   /**
    * The median gap between two samples, µs: what the profiler took, which can be several times the
-   * interval asked for when the machine delays its sampling thread.
+   * interval asked for (about 125 µs more on this project's virtual machine, idle or not).
    */
   medianGapUs: number;
 }
