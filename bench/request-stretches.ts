@@ -38,11 +38,6 @@ export interface StretchTotals {
   busyUs: Record<Stretch, number>;
   /** Self time of each function in each stretch, µs. */
   byFunction: Record<Stretch, Map<string, number>>;
-  /**
-   * The median gap between two samples, µs: what the profiler took, which can be several times the
-   * interval asked for (about 125 µs more on this project's virtual machine, idle or not).
-   */
-  medianGapUs: number;
 }
 
 /** `name  where:line`, the way `npm run bench:profile` names a frame. */
@@ -80,11 +75,5 @@ export function splitByStretch(profile: Profile, marks: readonly Mark[]): Stretc
     const name = frameName(frame);
     byFunction[stretch].set(name, (byFunction[stretch].get(name) ?? 0) + us);
   });
-  const gaps = profile.timeDeltas.slice(1).sort((a, b) => a - b);
-  return {
-    requests: sorted.filter(([kind]) => kind === 'request').length,
-    busyUs,
-    byFunction,
-    medianGapUs: gaps.length ? (gaps[(gaps.length - 1) >> 1] as number) : 0,
-  };
+  return { requests: sorted.filter(([kind]) => kind === 'request').length, busyUs, byFunction };
 }
