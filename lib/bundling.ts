@@ -10,10 +10,10 @@ export const BUNDLE_TARGET = 'node22';
 export const BUNDLE_FILE_NAME = 'index.mjs';
 
 // CJS dependencies call `require` for Node built-ins, which ESM lacks; the alias keeps the import from
-// colliding with a bundled module that also imports `createRequire`.
+// colliding with a bundled module that also imports `createRequire`. Written minified: esbuild puts the
+// banner, as given, at the top of every output file, the entry and each chunk.
 export const REQUIRE_BANNER =
-  "import { createRequire as __gatewayCreateRequire } from 'node:module';" +
-  'const require = __gatewayCreateRequire(import.meta.url);';
+  'import{createRequire as __gwCR}from"node:module";const require=__gwCR(import.meta.url);';
 
 // Clients imported lazily on rare paths (large log bodies, the first admin-key bootstrap) come from the
 // SDK v3 that the Node.js 22 Lambda runtime ships: bundling them would double the size of every function
@@ -42,6 +42,8 @@ export const ALIASES: Record<string, string> = {
   '@aws-sdk/client-dynamodb': './functions/store/dynamodb-commands.ts',
   // Middy's core imports it at load for a mode the gateway does not use; see the module.
   'node:stream/web': './functions/core/web-streams-on-demand.ts',
+  // On Node 22 its ESM import loads Node's undici for three getters; see the module.
+  'node:http': './functions/core/node-http.ts',
 };
 
 // Prefer ESM builds of dependencies: they tree-shake far better than their CJS builds.
