@@ -272,13 +272,20 @@ async function main() {
     rmSync(dataDir, { recursive: true, force: true });
   }
   // One profile per thread, named CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile: the main thread is
-  // thread 0; the embedded DynamoDB's worker is the one running dynalite (tsx has a loader thread too).
+  // thread 0; the embedded DynamoDB's worker is the one running dynalite (tsx has a loader thread too). On
+  // Node 22 `npm start` restarts itself in place (local/async-context-frame.ts) and the process it was
+  // before writes a main-thread profile of its own: the one that served the load started last.
   const profiles = readdirSync(profileDir).map((f) => ({
     file: join(profileDir, f),
     thread: Number(/\.(\d+)\.\d+\.cpuprofile$/.exec(f)?.[1]),
     profile: JSON.parse(readFileSync(join(profileDir, f), 'utf8')) as Profile,
   }));
-  const main = profiles.find((p) => p.thread === 0);
+  const main = profiles
+    .filter((p) => p.thread === 0)
+    .reduce<(typeof profiles)[number] | undefined>(
+      (last, p) => (last && last.profile.startTime > p.profile.startTime ? last : p),
+      undefined,
+    );
   const dynamo = profiles.find(
     (p) => p.thread !== 0 && p.profile.nodes.some((n) => n.callFrame.url.includes('/dynalite/')),
   );
