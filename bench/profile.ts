@@ -282,10 +282,7 @@ async function main() {
   }));
   const main = profiles
     .filter((p) => p.thread === 0)
-    .reduce<(typeof profiles)[number] | undefined>(
-      (last, p) => (last && last.profile.startTime > p.profile.startTime ? last : p),
-      undefined,
-    );
+    .sort((a, b) => b.profile.startTime - a.profile.startTime)[0];
   const dynamo = profiles.find(
     (p) => p.thread !== 0 && p.profile.nodes.some((n) => n.callFrame.url.includes('/dynalite/')),
   );
