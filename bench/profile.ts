@@ -29,8 +29,9 @@ import {
 // then one without any), and a summary: the functions with the most self time, and the time spent under
 // each package or folder, for the server's main thread and for the embedded DynamoDB's thread. Then the
 // same server and a bare proxy hop one request at a time, each profiled with its samples split where the
-// request crosses the process (bench/request-stretches.ts): what the gateway adds on the way there and
-// on the way back, against the floor of any proxy on this machine.
+// request crosses the process (bench/request-stretches.ts): what the gateway adds in each stretch (the
+// way there, the upstream's answer, the way back, after the reply), against the floor of any proxy on
+// this machine.
 
 const REQUESTS = Number(process.env.BENCH_PROFILE_REQUESTS ?? 3000);
 const CONCURRENCY = 16;
@@ -184,7 +185,7 @@ async function oneAtATime(): Promise<void> {
       );
     }
     for (const { label, requests, busyUs, byFunction } of results) {
-      for (const stretch of ['way there', 'way back'] as const) {
+      for (const stretch of STRETCHES) {
         console.log(`  ${label}, ${stretch}: most self time (share of the stretch, µs a request)`);
         for (const [name, us] of [...byFunction[stretch]].sort((a, b) => b[1] - a[1]).slice(0, STRETCH_TOP))
           console.log(
