@@ -54,7 +54,7 @@ describe('every function', () => {
     expect(kb).toBeLessThanOrEqual(BUDGET_KB);
   });
 
-  // On Node 22 an ESM import of `node:http` loads Node's undici for three getters, about 40 ms of a cold
+  // On Node 22 an ESM import of `node:http` loads Node's undici for three getters, about 25 ms of a cold
   // start (functions/core/node-http.ts): the bundles take the module object from Node instead. A CJS
   // dependency's `require('http')` (the realtime relay's `ws`) reads no getter either.
   it.each(Object.keys(FUNCTIONS))('%s takes node:http without an ESM import', (name) => {

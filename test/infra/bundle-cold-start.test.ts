@@ -9,7 +9,7 @@ import { BUNDLE_FILE_NAME, esbuildOptions } from '../../lib/bundling';
 
 // The chat function built as deployed and imported in a fresh Node process, as a cold start does: it
 // loads, and it leaves out what it does not use of Node itself. On Node 22 and later an ESM import of
-// `node:http` would load Node's bundled undici (about 40 ms; functions/core/node-http.ts); Node 20's
+// `node:http` would load Node's bundled undici (about 25 ms; functions/core/node-http.ts); Node 20's
 // `http` has no such getters, and there bundle-budget.test.ts's check of the bundle's imports holds it.
 
 const root = join(import.meta.dirname, '../..');
