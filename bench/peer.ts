@@ -8,6 +8,7 @@ import {
   fmt,
   freePort,
   machineLine,
+  pairedPct,
   pct,
   rssMb,
   settle,
@@ -108,21 +109,23 @@ async function main() {
       k.push((await viaPortkey()).total);
     }
     const [ds, ps, gs, ks] = [sort(d), sort(p), sort(g), sort(k)];
-    const over = (xs: number[], q: number) => pct(xs, q) - pct(ds, q);
+    // p50: the medians' difference; p99: that of the per-round differences (see `pairedPct`).
+    const mid = (xs: number[]) => pct(xs, 50) - pct(ds, 50);
+    const tail = (xs: number[]) => pairedPct(xs, d, 99);
     console.log(`\nNon-streaming chat completion, ${PAIRS} interleaved rounds, one request at a time`);
     console.log('  overhead over calling the upstream directly:');
-    for (const [name, xs] of [
-      ['bare node proxy', ps],
-      ['this gateway', gs],
-      ['Portkey 1.15', ks],
+    for (const [name, sorted, xs] of [
+      ['bare node proxy', ps, p],
+      ['this gateway', gs, g],
+      ['Portkey 1.15', ks, k],
     ] as const) {
-      console.log(`  ${name.padEnd(16)} p50 ${fmt(over(xs, 50))}   p99 ${fmt(over(xs, 99))}`);
+      console.log(`  ${name.padEnd(16)} p50 ${fmt(mid(sorted))}   p99 ${fmt(tail(xs))}`);
     }
     console.log(
-      `  this gateway / Portkey   p50 ${ratio(over(gs, 50), over(ks, 50))}   p99 ${ratio(over(gs, 99), over(ks, 99))}   (target <= 0.5x)`,
+      `  this gateway / Portkey   p50 ${ratio(mid(gs), mid(ks))}   p99 ${ratio(tail(g), tail(k))}   (target <= 0.5x)`,
     );
     console.log(
-      `  this gateway / bare hop  p50 ${ratio(over(gs, 50), over(ps, 50))}   p99 ${ratio(over(gs, 99), over(ps, 99))}   (target <= 2x)`,
+      `  this gateway / bare hop  p50 ${ratio(mid(gs), mid(ps))}   p99 ${ratio(tail(g), tail(p))}   (target <= 2x)`,
     );
 
     const sd: number[] = [];
@@ -146,12 +149,12 @@ async function main() {
     const [sds, sgs, sks] = [sort(sd), sort(sg), sort(sk)];
     console.log(`\nStreaming: time to first chunk added, ${STREAMS} interleaved rounds`);
     console.log(
-      `  this gateway     p50 ${fmt(pct(sgs, 50) - pct(sds, 50))}   p99 ${fmt(pct(sgs, 99) - pct(sds, 99))}   (target <= 0.5 ms p50)`,
+      `  this gateway     p50 ${fmt(pct(sgs, 50) - pct(sds, 50))}   p99 ${fmt(pairedPct(sg, sd, 99))}   (target <= 0.5 ms p50)`,
     );
     console.log(
       portkeyStreamError
         ? `  Portkey 1.15     failed: ${portkeyStreamError}`
-        : `  Portkey 1.15     p50 ${fmt(pct(sks, 50) - pct(sds, 50))}   p99 ${fmt(pct(sks, 99) - pct(sds, 99))}`,
+        : `  Portkey 1.15     p50 ${fmt(pct(sks, 50) - pct(sds, 50))}   p99 ${fmt(pairedPct(sk, sd, 99))}`,
     );
 
     console.log(

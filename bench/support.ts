@@ -136,6 +136,15 @@ export async function throughput(
 export const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 export const sort = (xs: number[]) => [...xs].sort((a, b) => a - b);
+/**
+ * Percentile `p` of the per-round differences `a[i] - b[i]` of two interleaved series: the time one path
+ * adds over the other at that percentile. A difference of the two series' own percentiles is not a
+ * percentile of anything: where the baseline's tail is the longer, it comes out below the median.
+ */
+export function pairedPct(a: number[], b: number[], p: number): number {
+  if (a.length !== b.length) throw new Error(`pairedPct: ${a.length} rounds against ${b.length}`);
+  return pct(sort(a.map((x, i) => x - (b[i] as number))), p);
+}
 export const fmt = (ms: number) => `${ms.toFixed(3)} ms`;
 
 /** A port free on loopback now, for a program that cannot listen on port 0 and say which it got. */
