@@ -139,7 +139,7 @@ export const sort = (xs: number[]) => [...xs].sort((a, b) => a - b);
 /**
  * Percentile `p` of the per-round differences `a[i] - b[i]` of two interleaved series: the time one path
  * adds over the other at that percentile. A difference of the two series' own percentiles is not a
- * percentile of anything: where the baseline's tail is the longer, it comes out below the median.
+ * percentile of anything: where the baseline's tail is the longer, it can come out below the median.
  */
 export function pairedPct(a: number[], b: number[], p: number): number {
   if (a.length !== b.length) throw new Error(`pairedPct: ${a.length} rounds against ${b.length}`);

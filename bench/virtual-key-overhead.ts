@@ -22,6 +22,7 @@ import {
   BENCH_ADMIN_KEY,
   GATEWAY_READY,
   gatewayEnv,
+  pairedPct,
   pct as percentile,
   agent as sharedAgent,
   sort,
@@ -147,15 +148,11 @@ console.log('variant                      overhead p50 (ms)   overhead p99 (ms)'
 for (const name of VARIANTS) {
   const label = LABELS[name];
   console.log(
-    `${label.padEnd(29)}${(pct(samples[name], 50) - base).toFixed(3).padStart(17)}${(pct(samples[name], 99) - base).toFixed(3).padStart(20)}`,
+    `${label.padEnd(29)}${(pct(samples[name], 50) - base).toFixed(3).padStart(17)}${pairedPct(samples[name], samples.direct, 99).toFixed(3).padStart(20)}`,
   );
 }
 // Median of the per-round differences: both calls of a pair ran moments apart, under the same load.
-const diff = (x: number[], y: number[]) =>
-  pct(
-    x.map((v, i) => v - (y[i] as number)),
-    50,
-  ).toFixed(3);
+const diff = (x: number[], y: number[]) => pairedPct(x, y, 50).toFixed(3);
 console.log(
   `difference (b) - (a) at p50: ${diff(samples.virtualKey, samples.passthrough)} ms   (target: 0.5 ms)`,
 );

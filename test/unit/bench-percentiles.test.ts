@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { pairedPct, pct, sort } from '../../bench/support';
 
 // The benches give the time a path adds at p99 as the p99 of the per-round differences of interleaved
-// calls, never as a difference of the two series' own p99s, which falls below the median whenever the
+// calls, never as a difference of the two series' own p99s, which can fall below the median when the
 // baseline's own tail is the longer one.
 
 describe('pairedPct', () => {
