@@ -164,8 +164,8 @@ async function oneAtATime(): Promise<void> {
         profile,
         JSON.parse(readFileSync(join(dir, 'marks.json'), 'utf8')) as Mark[],
       );
-      // What the profiler took, which can be several times the interval asked for (the README gives this
-      // machine's figures): each sample counts for its gap.
+      // What the profiler took, which can be several times the interval asked for (docs/performance.md
+      // gives this machine's figures): each sample counts for its gap.
       const medianGapUs = pct(sort(profile.timeDeltas.slice(1)), 50);
       results.push({ label, medianGapUs, ...split });
     }

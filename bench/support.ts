@@ -92,7 +92,7 @@ export function call(
 
 /**
  * What the figures were taken on: every server a bench starts runs on this same Node, and newer Nodes
- * move the figures (the README's benchmark section gives runs on Node 20, 22 and 24).
+ * move the figures (docs/performance.md gives runs on Node 20, 22 and 24).
  */
 export const machineLine = () =>
   `Node ${process.version} (${process.arch}), ${availableParallelism()} CPUs, load average ${(loadavg()[0] ?? 0).toFixed(2)}`;

@@ -3,9 +3,10 @@
 // Until Node 24 that storage runs a hook on every promise and async resource; Node 22 has the cheaper
 // implementation (AsyncContextFrame, the default from Node 24) behind `--experimental-async-context-frame`.
 // On Node 22 with that flag, the gateway's overhead and CPU per request fell 5-14% in interleaved runs
-// (README, "Which Node"). So `npm start` on Node 22 restarts itself with the flag before it loads anything
-// else: `process.execve` (Node 22.15 and later) replaces the process in place, with the same id, standard
-// streams and arguments, so whoever started it (a shell, tsx, a test) sees no difference.
+// (docs/performance.md, "Which Node"). So `npm start` on Node 22 restarts itself with the flag before it
+// loads anything else: `process.execve` (Node 22.15 and later) replaces the process in place, with the
+// same id, standard streams and arguments, so whoever started it (a shell, tsx, a test) sees no
+// difference.
 // `GATEWAY_ASYNC_CONTEXT_FRAME=0` keeps the process as it was started.
 
 import { parseSettings } from '../functions/core/settings';
