@@ -2,17 +2,15 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import {
+  addedTime,
   agent,
   BENCH_ADMIN_KEY,
   call,
   fmt,
   freePort,
   machineLine,
-  pairedPct,
-  pct,
   rssMb,
   settle,
-  sort,
   startBenchStack,
   startChild,
   throughput,
@@ -108,24 +106,21 @@ async function main() {
       g.push((await viaGateway()).total);
       k.push((await viaPortkey()).total);
     }
-    const [ds, ps, gs, ks] = [sort(d), sort(p), sort(g), sort(k)];
-    // p50: the medians' difference; p99: that of the per-round differences (see `pairedPct`).
-    const mid = (xs: number[]) => pct(xs, 50) - pct(ds, 50);
-    const tail = (xs: number[]) => pairedPct(xs, d, 99);
+    const [bareAdded, gatewayAdded, portkeyAdded] = [addedTime(p, d), addedTime(g, d), addedTime(k, d)];
     console.log(`\nNon-streaming chat completion, ${PAIRS} interleaved rounds, one request at a time`);
     console.log('  overhead over calling the upstream directly:');
-    for (const [name, sorted, xs] of [
-      ['bare node proxy', ps, p],
-      ['this gateway', gs, g],
-      ['Portkey 1.15', ks, k],
+    for (const [name, added] of [
+      ['bare node proxy', bareAdded],
+      ['this gateway', gatewayAdded],
+      ['Portkey 1.15', portkeyAdded],
     ] as const) {
-      console.log(`  ${name.padEnd(16)} p50 ${fmt(mid(sorted))}   p99 ${fmt(tail(xs))}`);
+      console.log(`  ${name.padEnd(16)} p50 ${fmt(added.p50)}   p99 ${fmt(added.p99)}`);
     }
     console.log(
-      `  this gateway / Portkey   p50 ${ratio(mid(gs), mid(ks))}   p99 ${ratio(tail(g), tail(k))}   (target <= 0.5x)`,
+      `  this gateway / Portkey   p50 ${ratio(gatewayAdded.p50, portkeyAdded.p50)}   p99 ${ratio(gatewayAdded.p99, portkeyAdded.p99)}   (target <= 0.5x)`,
     );
     console.log(
-      `  this gateway / bare hop  p50 ${ratio(mid(gs), mid(ps))}   p99 ${ratio(tail(g), tail(p))}   (target <= 2x)`,
+      `  this gateway / bare hop  p50 ${ratio(gatewayAdded.p50, bareAdded.p50)}   p99 ${ratio(gatewayAdded.p99, bareAdded.p99)}   (target <= 2x)`,
     );
 
     const sd: number[] = [];
@@ -146,15 +141,16 @@ async function main() {
           });
       }
     }
-    const [sds, sgs, sks] = [sort(sd), sort(sg), sort(sk)];
+    const streamed = addedTime(sg, sd);
     console.log(`\nStreaming: time to first chunk added, ${STREAMS} interleaved rounds`);
     console.log(
-      `  this gateway     p50 ${fmt(pct(sgs, 50) - pct(sds, 50))}   p99 ${fmt(pairedPct(sg, sd, 99))}   (target <= 0.5 ms p50)`,
+      `  this gateway     p50 ${fmt(streamed.p50)}   p99 ${fmt(streamed.p99)}   (target <= 0.5 ms p50)`,
     );
+    const portkeyStreamed = portkeyStreamError ? undefined : addedTime(sk, sd);
     console.log(
-      portkeyStreamError
-        ? `  Portkey 1.15     failed: ${portkeyStreamError}`
-        : `  Portkey 1.15     p50 ${fmt(pct(sks, 50) - pct(sds, 50))}   p99 ${fmt(pairedPct(sk, sd, 99))}`,
+      portkeyStreamed
+        ? `  Portkey 1.15     p50 ${fmt(portkeyStreamed.p50)}   p99 ${fmt(portkeyStreamed.p99)}`
+        : `  Portkey 1.15     failed: ${portkeyStreamError}`,
     );
 
     console.log(

@@ -145,6 +145,13 @@ export function pairedPct(a: number[], b: number[], p: number): number {
   if (a.length !== b.length) throw new Error(`pairedPct: ${a.length} rounds against ${b.length}`);
   return pct(sort(a.map((x, i) => x - (b[i] as number))), p);
 }
+/**
+ * The time path `a` adds over path `b`, two series of the same interleaved rounds: at p50 the medians'
+ * difference (where the targets are taken), at p99 the p99 of the per-round differences (`pairedPct`).
+ */
+export function addedTime(a: number[], b: number[]): { p50: number; p99: number } {
+  return { p50: pct(sort(a), 50) - pct(sort(b), 50), p99: pairedPct(a, b, 99) };
+}
 export const fmt = (ms: number) => `${ms.toFixed(3)} ms`;
 
 /** A port free on loopback now, for a program that cannot listen on port 0 and say which it got. */

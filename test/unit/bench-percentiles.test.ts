@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pairedPct, pct, sort } from '../../bench/support';
+import { addedTime, pairedPct, pct, sort } from '../../bench/support';
 
 // The benches give the time a path adds at p99 as the p99 of the per-round differences of interleaved
 // calls, never as a difference of the two series' own p99s, which can fall below the median when the
@@ -25,5 +25,17 @@ describe('pairedPct', () => {
 
   it('refuses series of different lengths', () => {
     expect(() => pairedPct([1, 2, 3], [1, 2], 99)).toThrow('3 rounds against 2');
+  });
+});
+
+describe('addedTime', () => {
+  it("gives the medians' difference at p50 and the per-round p99", () => {
+    const baseline = Array.from({ length: 100 }, (_, i) => (i === 10 || i === 60 ? 20 : 1));
+    const path = Array.from({ length: 100 }, (_, i) => (i === 30 ? 10 : 3 + (i % 3)));
+    expect(addedTime(path, baseline)).toEqual({
+      p50: pct(sort(path), 50) - pct(sort(baseline), 50),
+      p99: pairedPct(path, baseline, 99),
+    });
+    expect(addedTime(path, baseline).p50).toBe(3);
   });
 });
