@@ -48,7 +48,7 @@ const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
 
 async function main() {
   console.log(machineLine());
-  const { upstreamPort, gatewayPort, proxyPort, gatewayPid, stop } = await startBenchStack();
+  const { upstreamPort, gatewayPort, proxyPort, gatewayPid, proxyPid, stop } = await startBenchStack();
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}/v1`;
   const portkeyPort = await freePort();
   const portkey = await startChild(
@@ -124,14 +124,14 @@ async function main() {
     );
 
     const sd: number[] = [];
+    const sp: number[] = [];
     const sg: number[] = [];
     const sk: number[] = [];
     let portkeyStreamError = '';
+    const upstreamAuth = { authorization: 'Bearer sk-bench' };
     for (let i = 0; i < STREAMS; i++) {
-      sd.push(
-        (await call(upstreamPort, '/v1/chat/completions', streamBody, { authorization: 'Bearer sk-bench' }))
-          .firstByte,
-      );
+      sd.push((await call(upstreamPort, '/v1/chat/completions', streamBody, upstreamAuth)).firstByte);
+      sp.push((await call(proxyPort, '/v1/chat/completions', streamBody, upstreamAuth)).firstByte);
       sg.push((await call(gatewayPort, '/v1/chat/completions', streamBody, gwHeaders)).firstByte);
       if (!portkeyStreamError) {
         await call(portkeyPort, '/v1/chat/completions', streamBody, pkHeaders)
@@ -141,8 +141,9 @@ async function main() {
           });
       }
     }
-    const streamed = addedTime(sg, sd);
+    const [bareStreamed, streamed] = [addedTime(sp, sd), addedTime(sg, sd)];
     console.log(`\nStreaming: time to first chunk added, ${STREAMS} interleaved rounds`);
+    console.log(`  bare node proxy  p50 ${fmt(bareStreamed.p50)}   p99 ${fmt(bareStreamed.p99)}`);
     console.log(
       `  this gateway     p50 ${fmt(streamed.p50)}   p99 ${fmt(streamed.p99)}   (target <= 0.5 ms p50)`,
     );
@@ -151,6 +152,14 @@ async function main() {
       portkeyStreamed
         ? `  Portkey 1.15     p50 ${fmt(portkeyStreamed.p50)}   p99 ${fmt(portkeyStreamed.p99)}`
         : `  Portkey 1.15     failed: ${portkeyStreamError}`,
+    );
+    console.log(
+      portkeyStreamed
+        ? `  this gateway / Portkey   p50 ${ratio(streamed.p50, portkeyStreamed.p50)}   p99 ${ratio(streamed.p99, portkeyStreamed.p99)}`
+        : "  this gateway / Portkey   none (Portkey's streaming failed)",
+    );
+    console.log(
+      `  this gateway / bare hop  p50 ${ratio(streamed.p50, bareStreamed.p50)}   p99 ${ratio(streamed.p99, bareStreamed.p99)}`,
     );
 
     console.log(
@@ -169,12 +178,17 @@ async function main() {
       }
       const [bare, ours, theirs] = sums.map((sum) => sum / RPS_ROUNDS) as [number, number, number];
       console.log(
-        `  concurrency ${String(concurrency).padEnd(3)} bare hop ${bare.toFixed(0)} req/s   this gateway ${ours.toFixed(0)} req/s   Portkey ${theirs.toFixed(0)} req/s   this/Portkey ${ratio(ours, theirs)} (target >= 1.5x)`,
+        `  concurrency ${String(concurrency).padEnd(3)} bare hop ${bare.toFixed(0)} req/s   this gateway ${ours.toFixed(0)} req/s   Portkey ${theirs.toFixed(0)} req/s   this/Portkey ${ratio(ours, theirs)} (target >= 1.5x)   this/bare hop ${ratio(ours, bare)}`,
       );
     }
+    const [bareRss, ourRss, theirRss] = [rssMb(proxyPid), rssMb(gatewayPid), rssMb(portkey.child.pid)];
     console.log('\nMemory after load (RSS)');
-    console.log(`  this gateway     ${rssMb(gatewayPid).toFixed(0)} MB (with its embedded DynamoDB worker)`);
-    console.log(`  Portkey 1.15     ${rssMb(portkey.child.pid).toFixed(0)} MB`);
+    console.log(`  bare node proxy  ${bareRss.toFixed(0)} MB`);
+    console.log(`  this gateway     ${ourRss.toFixed(0)} MB (with its embedded DynamoDB worker)`);
+    console.log(`  Portkey 1.15     ${theirRss.toFixed(0)} MB`);
+    console.log(
+      `  this gateway / Portkey ${ratio(ourRss, theirRss)}   this gateway / bare hop ${ratio(ourRss, bareRss)}`,
+    );
   } finally {
     portkey.child.kill('SIGTERM');
     stop();
