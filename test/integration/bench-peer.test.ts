@@ -1,49 +1,22 @@
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { MACHINE_LINE, MS, section, X } from '../support/bench-output';
+import { runScript } from '../support/local-process';
 
 // `npm run bench:peer` run end to end at a small size: the fake upstream, the bare hop, this gateway and
 // Portkey's gateway started on 127.0.0.1, every figure printed for each, and this gateway's figures as
 // ratios to Portkey's and to the bare hop's. Only what is printed is checked, never a timing.
 
-function runPeerBench(): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/peer.ts'], {
-      env: {
-        ...process.env,
-        BENCH_PAIRS: '30',
-        BENCH_STREAMS: '5',
-        BENCH_RPS_REQUESTS: '100',
-        BENCH_RPS_ROUNDS: '2',
-        BENCH_WARMUP_REQUESTS: '50',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d;
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      out += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out }));
-  });
-}
-
-const MS = String.raw`-?\d+\.\d{3} ms`;
-const X = String.raw`(-?\d+\.\d\d|-?Infinity|NaN)x`;
-const section = (out: string, title: string) => {
-  const start = out.indexOf(title);
-  expect(start, `no "${title}" in:\n${out}`).toBeGreaterThanOrEqual(0);
-  const end = out.indexOf('\n\n', start);
-  return out.slice(start, end < 0 ? undefined : end);
-};
-
 describe('npm run bench:peer', () => {
   it('prints each figure for the bare hop, this gateway and Portkey, with ratios to Portkey and the bare hop', async () => {
-    const { code, out } = await runPeerBench();
+    const { code, out } = await runScript(['bench/peer.ts'], {
+      BENCH_PAIRS: '30',
+      BENCH_STREAMS: '5',
+      BENCH_RPS_REQUESTS: '100',
+      BENCH_RPS_ROUNDS: '2',
+      BENCH_WARMUP_REQUESTS: '50',
+    });
     expect(code, out).toBe(0);
-    expect(out).toMatch(/^Node v\d+\.\d+\.\d+ \(\w+\), \d+ CPUs, load average \d+\.\d\d$/m);
+    expect(out).toMatch(MACHINE_LINE);
 
     const overhead = section(out, 'Non-streaming chat completion');
     for (const name of ['bare node proxy', 'this gateway', 'Portkey 1.15']) {

@@ -47,3 +47,26 @@ export async function waitForOutput(started: StartedProcess, pattern: RegExp): P
   }
   throw new Error(`no output matching ${pattern}:\n${started.output()}`);
 }
+
+/** Runs `node --import tsx <args>` to its end (a bench, a script) and gives its exit code and output. */
+export function runScript(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+      cwd: process.cwd(),
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      out += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out }));
+  });
+}
