@@ -48,16 +48,22 @@ export async function waitForOutput(started: StartedProcess, pattern: RegExp): P
   throw new Error(`no output matching ${pattern}:\n${started.output()}`);
 }
 
-/** Runs `node --import tsx <args>` to its end (a bench, a script) and gives its exit code and output. */
+/**
+ * Runs `node --import tsx <args>` to its end (a bench, a script) and gives its exit code and output. The
+ * script runs in a process group of its own: if it has not ended within `timeoutMs`, the whole group (the
+ * servers it started included) is killed and the promise rejects with what it printed.
+ */
 export function runScript(
   args: string[],
   env: Record<string, string>,
+  timeoutMs: number,
 ): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
       cwd: process.cwd(),
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
     let out = '';
     child.stdout.on('data', (d) => {
@@ -66,7 +72,17 @@ export function runScript(
     child.stderr.on('data', (d) => {
       out += d;
     });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out }));
+    const timer = setTimeout(() => {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      reject(new Error(`${args.join(' ')} did not end within ${timeoutMs} ms:\n${out}`));
+    }, timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
   });
 }
