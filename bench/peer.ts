@@ -9,6 +9,7 @@ import {
   fmt,
   freePort,
   machineLine,
+  ratio,
   rssMb,
   settle,
   startBenchStack,
@@ -43,8 +44,6 @@ function portkeyEntry(): string {
   if (!existsSync(entry)) throw new Error(`Portkey's gateway is not installed (${entry}): run npm ci`);
   return entry;
 }
-
-const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
 
 async function main() {
   console.log(machineLine());

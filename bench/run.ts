@@ -16,6 +16,7 @@ import {
   machineLine,
   pairedPct,
   pct,
+  ratio,
   sort,
   startBenchStack,
   throughput,
@@ -97,7 +98,7 @@ async function main() {
     );
     // A ratio of two processes measured over the same requests moves less than either with the machine.
     console.log(
-      `  bare hop CPU        ${fmt(proxyCpuPerRequest)} per request   (the gateway's: ${(cpuPerRequest / proxyCpuPerRequest).toFixed(2)}x)`,
+      `  bare hop CPU        ${fmt(proxyCpuPerRequest)} per request   (the gateway's: ${ratio(cpuPerRequest, proxyCpuPerRequest)})`,
     );
 
     const rps = await throughput(RPS_REQUESTS, CONCURRENCY, viaGateway);

@@ -153,6 +153,8 @@ export function addedTime(a: number[], b: number[]): { p50: number; p99: number 
   return { p50: pct(sort(a), 50) - pct(sort(b), 50), p99: pairedPct(a, b, 99) };
 }
 export const fmt = (ms: number) => `${ms.toFixed(3)} ms`;
+/** How many times `b` is `a`, as the benches print a ratio. */
+export const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
 
 /** A port free on loopback now, for a program that cannot listen on port 0 and say which it got. */
 export function freePort(): Promise<number> {
