@@ -15,6 +15,7 @@ import {
   startBenchStack,
   startChild,
   throughput,
+  UPSTREAM_AUTH,
   warmUp,
 } from './support';
 
@@ -75,14 +76,12 @@ async function main() {
     if (created.status !== 201 && created.status !== 200) {
       throw new Error(`virtual key: ${created.status} ${await created.text()}`);
     }
-    const direct = () =>
-      call(upstreamPort, '/v1/chat/completions', body, { authorization: 'Bearer sk-bench' });
-    const viaProxy = () =>
-      call(proxyPort, '/v1/chat/completions', body, { authorization: 'Bearer sk-bench' });
+    const direct = () => call(upstreamPort, '/v1/chat/completions', body, UPSTREAM_AUTH);
+    const viaProxy = () => call(proxyPort, '/v1/chat/completions', body, UPSTREAM_AUTH);
     const gwHeaders = { 'x-gateway-api-key': BENCH_ADMIN_KEY, 'x-gateway-provider': '@bench' };
     const viaGateway = () => call(gatewayPort, '/v1/chat/completions', body, gwHeaders);
     const pkHeaders = {
-      authorization: 'Bearer sk-bench',
+      ...UPSTREAM_AUTH,
       'x-portkey-provider': 'openai',
       'x-portkey-custom-host': upstreamUrl,
     };
@@ -127,10 +126,9 @@ async function main() {
     const sg: number[] = [];
     const sk: number[] = [];
     let portkeyStreamError = '';
-    const upstreamAuth = { authorization: 'Bearer sk-bench' };
     for (let i = 0; i < STREAMS; i++) {
-      sd.push((await call(upstreamPort, '/v1/chat/completions', streamBody, upstreamAuth)).firstByte);
-      sp.push((await call(proxyPort, '/v1/chat/completions', streamBody, upstreamAuth)).firstByte);
+      sd.push((await call(upstreamPort, '/v1/chat/completions', streamBody, UPSTREAM_AUTH)).firstByte);
+      sp.push((await call(proxyPort, '/v1/chat/completions', streamBody, UPSTREAM_AUTH)).firstByte);
       sg.push((await call(gatewayPort, '/v1/chat/completions', streamBody, gwHeaders)).firstByte);
       if (!portkeyStreamError) {
         await call(portkeyPort, '/v1/chat/completions', streamBody, pkHeaders)

@@ -21,6 +21,7 @@ import {
   sort,
   startChild,
   throughput,
+  UPSTREAM_AUTH,
   warmUp,
 } from './support';
 
@@ -124,17 +125,10 @@ async function oneAtATime(): Promise<void> {
         {
           'x-gateway-api-key': BENCH_ADMIN_KEY,
           'x-gateway-custom-host': `http://127.0.0.1:${upstreamPort}/v1`,
-          authorization: 'Bearer sk-bench',
+          ...UPSTREAM_AUTH,
         },
       ],
-      [
-        'bare hop',
-        ['bench/bare-proxy.ts', upstreamPort],
-        {},
-        /bare proxy on (\d+)/,
-        1,
-        { authorization: 'Bearer sk-bench' },
-      ],
+      ['bare hop', ['bench/bare-proxy.ts', upstreamPort], {}, /bare proxy on (\d+)/, 1, UPSTREAM_AUTH],
     ] as const) {
       const dir = mkdtempSync(join(tmpdir(), 'gateway-stretches-'));
       const child = await startChild(
@@ -257,7 +251,7 @@ async function main() {
       call(port, '/v1/chat/completions', plain, {
         'x-gateway-api-key': BENCH_ADMIN_KEY,
         'x-gateway-custom-host': upstreamUrl,
-        authorization: 'Bearer sk-bench',
+        ...UPSTREAM_AUTH,
       });
     const fourRps = await throughput(REQUESTS, CONCURRENCY, four);
     const noneRps = await throughput(REQUESTS, CONCURRENCY, none);

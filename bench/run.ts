@@ -20,6 +20,7 @@ import {
   sort,
   startBenchStack,
   throughput,
+  UPSTREAM_AUTH,
   warmUp,
 } from './support';
 
@@ -48,11 +49,11 @@ async function main() {
   const gwHeaders = {
     'x-gateway-api-key': BENCH_ADMIN_KEY,
     'x-gateway-custom-host': `http://127.0.0.1:${upstreamPort}/v1`,
-    authorization: 'Bearer sk-bench',
+    ...UPSTREAM_AUTH,
   };
-  const direct = () => call(upstreamPort, '/v1/chat/completions', body, { authorization: 'Bearer sk-bench' });
+  const direct = () => call(upstreamPort, '/v1/chat/completions', body, UPSTREAM_AUTH);
   const viaGateway = () => call(gatewayPort, '/v1/chat/completions', body, gwHeaders);
-  const viaProxy = () => call(proxyPort, '/v1/chat/completions', body, { authorization: 'Bearer sk-bench' });
+  const viaProxy = () => call(proxyPort, '/v1/chat/completions', body, UPSTREAM_AUTH);
 
   try {
     await warmUp(viaProxy, viaGateway);
@@ -109,8 +110,8 @@ async function main() {
     // Each streamed call starts once the one before has ended and the gateway's work after it (the
     // usage log written a few ms later) is over, so that no path is measured beside another's leftovers.
     const paths = [
-      { name: 'upstream direct', port: upstreamPort, headers: { authorization: 'Bearer sk-bench' } },
-      { name: 'bare node proxy', port: proxyPort, headers: { authorization: 'Bearer sk-bench' } },
+      { name: 'upstream direct', port: upstreamPort, headers: UPSTREAM_AUTH },
+      { name: 'bare node proxy', port: proxyPort, headers: UPSTREAM_AUTH },
       { name: 'through gateway', port: gatewayPort, headers: gwHeaders },
     ];
     const firstChunks = paths.map(() => [] as FirstChunk[]);

@@ -29,6 +29,7 @@ import {
   sort,
   startChild,
   call as timedCall,
+  UPSTREAM_AUTH,
   warmUp,
 } from './support';
 
@@ -93,7 +94,7 @@ async function setUp(
     passthrough: {
       headers: {
         'x-gateway-api-key': ADMIN,
-        authorization: 'Bearer sk-bench',
+        ...UPSTREAM_AUTH,
         'x-gateway-custom-host': upstreamUrl,
       },
       payload: body,
@@ -120,9 +121,7 @@ const server = await startChild(['local/main.ts'], gatewayEnv(serverDir), GATEWA
 const serverPort = Number(server.match[2]);
 const viaServer = chat(serverPort, await setUp(String(server.match[1])));
 const direct = () =>
-  timedCall(upstreamPort, '/v1/chat/completions', body, { authorization: 'Bearer sk-bench' }).then(
-    (t) => t.total,
-  );
+  timedCall(upstreamPort, '/v1/chat/completions', body, UPSTREAM_AUTH).then((t) => t.total);
 await warmUp(...VARIANTS.map(viaServer));
 const samples: Record<Variant | 'direct', number[]> = {
   passthrough: [],
