@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MACHINE_LINE, MS, section, X } from '../support/bench-output';
+import { MACHINE_LINE, MS, SMALL_BENCH, section, X } from '../support/bench-output';
 import { runScript } from '../support/local-process';
 
 // `npm run bench:peer` run end to end at a small size: the fake upstream, the bare hop, this gateway and
@@ -8,17 +8,7 @@ import { runScript } from '../support/local-process';
 
 describe('npm run bench:peer', () => {
   it('prints each figure for the bare hop, this gateway and Portkey, with ratios to Portkey and the bare hop', async () => {
-    const { code, out } = await runScript(
-      ['bench/peer.ts'],
-      {
-        BENCH_PAIRS: '30',
-        BENCH_STREAMS: '5',
-        BENCH_RPS_REQUESTS: '100',
-        BENCH_RPS_ROUNDS: '2',
-        BENCH_WARMUP_REQUESTS: '50',
-      },
-      100_000,
-    );
+    const { code, out } = await runScript(['bench/peer.ts'], SMALL_BENCH, 100_000);
     expect(code, out).toBe(0);
     expect(out).toMatch(MACHINE_LINE);
 

@@ -1,26 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { STAGES } from '../../functions/core/stage-clock';
-import { MACHINE_LINE, MS, section, X } from '../support/bench-output';
+import { MACHINE_LINE, MS, SMALL_BENCH, section, X } from '../support/bench-output';
 import { runScript } from '../support/local-process';
 
 // `npm run bench` is five scripts; each runs here end to end at a small size (every server it needs
 // started on 127.0.0.1 and stopped), and each figure it prints is checked to be there, never its value.
 
-const SMALL = {
-  BENCH_PAIRS: '30',
-  BENCH_STREAMS: '5',
-  BENCH_RPS_REQUESTS: '100',
-  BENCH_COLD_RUNS: '1',
-  BENCH_WARMUP_REQUESTS: '50',
-  ITERATIONS: '1000',
-};
 const FUNCTIONS = ['chat', 'control', 'logs', 'responses', 'media', 'files', 'prompts', 'dashboard'];
 // The three calls of each interleaved round, then what the gateway adds.
 const LEGS = ['upstream direct', 'bare node proxy', 'through gateway'];
 const US = String.raw`[\d.]+ µs`;
 
 async function bench(args: string[]): Promise<string> {
-  const { code, out } = await runScript(args, SMALL, 100_000);
+  const { code, out } = await runScript(args, SMALL_BENCH, 100_000);
   expect(code, out).toBe(0);
   return out;
 }

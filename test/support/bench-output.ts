@@ -3,6 +3,17 @@ import { expect } from 'vitest';
 // What the benches print, as patterns: a test runs a bench at a small size and checks that each figure is
 // there, never what it is.
 
+/** The benches' sizes for a test: each script reads the ones it has, and ignores the rest. */
+export const SMALL_BENCH = {
+  BENCH_PAIRS: '30',
+  BENCH_STREAMS: '5',
+  BENCH_RPS_REQUESTS: '100',
+  BENCH_RPS_ROUNDS: '2',
+  BENCH_COLD_RUNS: '1',
+  BENCH_WARMUP_REQUESTS: '50',
+  ITERATIONS: '1000',
+};
+
 /** A time in ms as the benches print it (an added time may be negative at a small size). */
 export const MS = String.raw`-?\d+\.\d{3} ms`;
 /** A ratio as the benches print it; a tiny run may divide by zero or by a negative added time. */
