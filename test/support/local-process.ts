@@ -1,4 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, type ChildProcessByStdio, spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { sleep } from './fake-openai';
 
 // The local runtime as a user runs it (`npm start` runs local/main.ts), in a child process.
@@ -10,33 +11,46 @@ export interface StartedProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `local/main.ts` with the environment given and waits for its listening line. */
-export async function startLocalProcess(env: Record<string, string>): Promise<StartedProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'local/main.ts'], {
+/** Runs `node --import tsx <args>` from the project's root, collecting what it prints on both streams. */
+function spawnTsx(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  detached = false,
+): { child: ChildProcessByStdio<null, Readable, Readable>; output: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
     cwd: process.cwd(),
-    // An in-process gateway of the same test file leaves its DynamoDB endpoint in process.env.
-    env: { ...process.env, PORT: '0', GATEWAY_ADMIN_KEY: '', DYNAMODB_ENDPOINT: '', ...env },
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached,
   });
   let out = '';
-  child.stdout?.on('data', (d) => {
+  const collect = (d: Buffer) => {
     out += d;
-  });
-  child.stderr?.on('data', (d) => {
-    out += d;
-  });
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  return { child, output: () => out };
+}
+
+/** Starts `local/main.ts` with the environment given and waits for its listening line. */
+export async function startLocalProcess(env: Record<string, string>): Promise<StartedProcess> {
+  const { child, output } = spawnTsx(
+    ['local/main.ts'],
+    // An in-process gateway of the same test file leaves its DynamoDB endpoint in process.env.
+    { ...process.env, PORT: '0', GATEWAY_ADMIN_KEY: '', DYNAMODB_ENDPOINT: '', ...env },
+  );
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   for (let i = 0; i < 300; i++) {
-    const m = /listening on (http:\/\/[\d.]+:\d+\/v1)/.exec(out);
+    const m = /listening on (http:\/\/[\d.]+:\d+\/v1)/.exec(output());
     if (m?.[1]) {
       await sleep(50); // the admin key line follows the listening line
-      return { child, url: m[1], output: () => out, exited };
+      return { child, url: m[1], output, exited };
     }
     if (child.exitCode !== null) break;
     await sleep(50);
   }
   child.kill('SIGKILL');
-  throw new Error(`gateway did not start:\n${out}`);
+  throw new Error(`gateway did not start:\n${output()}`);
 }
 
 /** Waits until the process has printed text matching `pattern`. */
@@ -59,22 +73,10 @@ export function runScript(
   timeoutMs: number,
 ): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
-      cwd: process.cwd(),
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.stderr.on('data', (d) => {
-      out += d;
-    });
+    const { child, output } = spawnTsx(args, { ...process.env, ...env }, true);
     const timer = setTimeout(() => {
       if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-      reject(new Error(`${args.join(' ')} did not end within ${timeoutMs} ms:\n${out}`));
+      reject(new Error(`${args.join(' ')} did not end within ${timeoutMs} ms:\n${output()}`));
     }, timeoutMs);
     child.on('error', (error) => {
       clearTimeout(timer);
@@ -82,7 +84,7 @@ export function runScript(
     });
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, out });
+      resolve({ code, out: output() });
     });
   });
 }
