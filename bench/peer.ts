@@ -46,6 +46,17 @@ function portkeyEntry(): string {
   return entry;
 }
 
+/** This gateway's added time as ratios to another server's, p50 and p99, with the target if there is one. */
+function ratioLine(
+  other: string,
+  ours: ReturnType<typeof addedTime>,
+  theirs: ReturnType<typeof addedTime>,
+  target?: string,
+): string {
+  const line = `  this gateway / ${other.padEnd(8)}  p50 ${ratio(ours.p50, theirs.p50)}   p99 ${ratio(ours.p99, theirs.p99)}`;
+  return target ? `${line}   (${target})` : line;
+}
+
 async function main() {
   console.log(machineLine());
   const { upstreamPort, gatewayPort, proxyPort, gatewayPid, proxyPid, stop } = await startBenchStack();
@@ -114,12 +125,8 @@ async function main() {
     ] as const) {
       console.log(`  ${name.padEnd(16)} p50 ${fmt(added.p50)}   p99 ${fmt(added.p99)}`);
     }
-    console.log(
-      `  this gateway / Portkey   p50 ${ratio(gatewayAdded.p50, portkeyAdded.p50)}   p99 ${ratio(gatewayAdded.p99, portkeyAdded.p99)}   (target <= 0.5x)`,
-    );
-    console.log(
-      `  this gateway / bare hop  p50 ${ratio(gatewayAdded.p50, bareAdded.p50)}   p99 ${ratio(gatewayAdded.p99, bareAdded.p99)}   (target <= 2x)`,
-    );
+    console.log(ratioLine('Portkey', gatewayAdded, portkeyAdded, 'target <= 0.5x'));
+    console.log(ratioLine('bare hop', gatewayAdded, bareAdded, 'target <= 2x'));
 
     const sd: number[] = [];
     const sp: number[] = [];
@@ -152,12 +159,10 @@ async function main() {
     );
     console.log(
       portkeyStreamed
-        ? `  this gateway / Portkey   p50 ${ratio(streamed.p50, portkeyStreamed.p50)}   p99 ${ratio(streamed.p99, portkeyStreamed.p99)}`
+        ? ratioLine('Portkey', streamed, portkeyStreamed)
         : "  this gateway / Portkey   none (Portkey's streaming failed)",
     );
-    console.log(
-      `  this gateway / bare hop  p50 ${ratio(streamed.p50, bareStreamed.p50)}   p99 ${ratio(streamed.p99, bareStreamed.p99)}`,
-    );
+    console.log(ratioLine('bare hop', streamed, bareStreamed));
 
     console.log(
       `\nThroughput, ${RPS_REQUESTS} non-streaming requests a run, mean of ${RPS_ROUNDS} runs in alternating order`,
