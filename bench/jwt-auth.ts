@@ -8,9 +8,9 @@ import { loadSettings } from '../functions/core/settings';
 import { ControlStore } from '../functions/store/control-store';
 import { ALL_TABLES } from '../functions/store/tables';
 import { ensureTables, localTableName, startDynalite } from '../local/dynamodb';
+import { BENCH_ADMIN_KEY } from './support';
 
 const ITERATIONS = Number(process.env.ITERATIONS ?? 50_000);
-const ADMIN_KEY = 'gwk_bench_admin_key_0123456789';
 
 const dynamo = await startDynalite(undefined);
 process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
@@ -22,7 +22,7 @@ for (const def of ALL_TABLES) process.env[def.envVar] ??= localTableName(def);
 // Settings are read once: load them again now that this process's variables are set.
 loadSettings();
 await ensureTables(dynamo.endpoint);
-const { organisationId } = await bootstrap(ADMIN_KEY);
+const { organisationId } = await bootstrap(BENCH_ADMIN_KEY);
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const jwk = { ...publicKey.export({ format: 'jwk' }), kid: 'bench', alg: 'RS256', use: 'sig' };
@@ -66,7 +66,7 @@ async function measure(label: string, headers: Record<string, string>) {
 }
 
 console.log(`cached authentication, ${ITERATIONS} calls each (Node ${process.version})`);
-const apiKey = await measure('API key', { 'x-gateway-api-key': ADMIN_KEY });
+const apiKey = await measure('API key', { 'x-gateway-api-key': BENCH_ADMIN_KEY });
 const token = await measure('JWT (RS256)', { 'x-gateway-api-key': jwt });
 console.log(
   `JWT - API key: mean ${(token.mean - apiKey.mean).toFixed(1)} µs, p99 ${(token.p99 - apiKey.p99).toFixed(1)} µs (target: JWT within 200 µs)`,

@@ -16,6 +16,7 @@ import {
   GATEWAY_READY,
   gatewayEnv,
   machineLine,
+  passthroughHeaders,
   pct,
   settle,
   sort,
@@ -122,11 +123,7 @@ async function oneAtATime(): Promise<void> {
         gatewayEnv(dataDir),
         GATEWAY_READY,
         2,
-        {
-          'x-gateway-api-key': BENCH_ADMIN_KEY,
-          'x-gateway-custom-host': `http://127.0.0.1:${upstreamPort}/v1`,
-          ...UPSTREAM_AUTH,
-        },
+        passthroughHeaders(`http://127.0.0.1:${upstreamPort}/v1`),
       ],
       ['bare hop', ['bench/bare-proxy.ts', upstreamPort], {}, /bare proxy on (\d+)/, 1, UPSTREAM_AUTH],
     ] as const) {
@@ -247,12 +244,7 @@ async function main() {
     const plain = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
     const four = () =>
       call(port, '/v1/chat/completions', budgeted, { 'x-gateway-api-key': key, 'x-gateway-provider': '@p' });
-    const none = () =>
-      call(port, '/v1/chat/completions', plain, {
-        'x-gateway-api-key': BENCH_ADMIN_KEY,
-        'x-gateway-custom-host': upstreamUrl,
-        ...UPSTREAM_AUTH,
-      });
+    const none = () => call(port, '/v1/chat/completions', plain, passthroughHeaders(upstreamUrl));
     const fourRps = await throughput(REQUESTS, CONCURRENCY, four);
     const noneRps = await throughput(REQUESTS, CONCURRENCY, none);
     console.log(

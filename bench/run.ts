@@ -9,12 +9,12 @@ import { type FirstChunk, streamCall } from './first-chunk';
 import {
   addedTime,
   agent,
-  BENCH_ADMIN_KEY,
   call,
   cpuMs,
   fmt,
   machineLine,
   pairedPct,
+  passthroughHeaders,
   pct,
   ratio,
   sort,
@@ -46,11 +46,7 @@ const streamBody = JSON.stringify({
 async function main() {
   console.log(machineLine());
   const { upstreamPort, gatewayPort, proxyPort, gatewayPid, proxyPid, stop } = await startBenchStack();
-  const gwHeaders = {
-    'x-gateway-api-key': BENCH_ADMIN_KEY,
-    'x-gateway-custom-host': `http://127.0.0.1:${upstreamPort}/v1`,
-    ...UPSTREAM_AUTH,
-  };
+  const gwHeaders = passthroughHeaders(`http://127.0.0.1:${upstreamPort}/v1`);
   const direct = () => call(upstreamPort, '/v1/chat/completions', body, UPSTREAM_AUTH);
   const viaGateway = () => call(gatewayPort, '/v1/chat/completions', body, gwHeaders);
   const viaProxy = () => call(proxyPort, '/v1/chat/completions', body, UPSTREAM_AUTH);

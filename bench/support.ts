@@ -202,6 +202,12 @@ export function cpuMs(pid: number | undefined): number {
 export const BENCH_ADMIN_KEY = 'gwk_bench_admin_key_0123456789';
 /** The provider key the benches send the fake upstream (directly, through the bare hop or Portkey). */
 export const UPSTREAM_AUTH = { authorization: 'Bearer sk-bench' };
+/** Through the gateway on the bench's admin key, no virtual key; the provider key goes to `upstreamUrl`. */
+export const passthroughHeaders = (upstreamUrl: string): Record<string, string> => ({
+  'x-gateway-api-key': BENCH_ADMIN_KEY,
+  'x-gateway-custom-host': upstreamUrl,
+  ...UPSTREAM_AUTH,
+});
 
 /** The local server as the benches run it: its own data dir, the bench's admin key, warnings only. */
 export const gatewayEnv = (dataDir: string): Record<string, string> => ({

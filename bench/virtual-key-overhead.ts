@@ -24,6 +24,7 @@ import {
   GATEWAY_READY,
   gatewayEnv,
   pairedPct,
+  passthroughHeaders,
   pct as percentile,
   agent as sharedAgent,
   sort,
@@ -91,14 +92,7 @@ async function setUp(
   );
   await virtualKey('bench4', 'bench-ws');
   return {
-    passthrough: {
-      headers: {
-        'x-gateway-api-key': ADMIN,
-        ...UPSTREAM_AUTH,
-        'x-gateway-custom-host': upstreamUrl,
-      },
-      payload: body,
-    },
+    passthrough: { headers: passthroughHeaders(upstreamUrl), payload: body },
     virtualKey: { headers: { 'x-gateway-api-key': ADMIN, 'x-gateway-provider': '@bench' }, payload: body },
     fourBudgets: {
       headers: { 'x-gateway-api-key': wsKey, 'x-gateway-provider': '@bench4' },
