@@ -4,8 +4,8 @@ import { dirname, join } from 'node:path';
 import {
   addedTime,
   agent,
-  BENCH_ADMIN_KEY,
   call,
+  createBenchVirtualKey,
   fmt,
   freePort,
   machineLine,
@@ -16,6 +16,7 @@ import {
   startChild,
   throughput,
   UPSTREAM_AUTH,
+  virtualKeyHeaders,
   warmUp,
 } from './support';
 
@@ -72,24 +73,10 @@ async function main() {
   try {
     // A virtual key with a budget that never runs out here: the key lookup, the budget and the
     // spend update are all on every request.
-    const created = await fetch(`http://127.0.0.1:${gatewayPort}/v1/virtual-keys`, {
-      method: 'POST',
-      headers: { 'x-gateway-api-key': BENCH_ADMIN_KEY, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        name: 'bench',
-        slug: 'bench',
-        provider: 'openai',
-        key: 'sk-bench',
-        custom_host: upstreamUrl,
-        budget_limit: 1_000_000,
-      }),
-    });
-    if (created.status !== 201 && created.status !== 200) {
-      throw new Error(`virtual key: ${created.status} ${await created.text()}`);
-    }
+    await createBenchVirtualKey(`http://127.0.0.1:${gatewayPort}/v1`, 'bench', upstreamUrl);
     const direct = () => call(upstreamPort, '/v1/chat/completions', body, UPSTREAM_AUTH);
     const viaProxy = () => call(proxyPort, '/v1/chat/completions', body, UPSTREAM_AUTH);
-    const gwHeaders = { 'x-gateway-api-key': BENCH_ADMIN_KEY, 'x-gateway-provider': '@bench' };
+    const gwHeaders = virtualKeyHeaders('bench');
     const viaGateway = () => call(gatewayPort, '/v1/chat/completions', body, gwHeaders);
     const pkHeaders = {
       ...UPSTREAM_AUTH,

@@ -11,8 +11,8 @@ import {
 } from './request-stretches';
 import {
   agent,
-  BENCH_ADMIN_KEY,
   call,
+  fourBudgetHeaders,
   GATEWAY_READY,
   gatewayEnv,
   machineLine,
@@ -209,41 +209,14 @@ async function main() {
   const url = gateway.match[1] as string;
   const port = Number(gateway.match[2]);
   try {
-    const admin = async (method: string, path: string, payload: unknown) => {
-      const res = await fetch(`${url}${path}`, {
-        method,
-        headers: { 'x-gateway-api-key': BENCH_ADMIN_KEY, 'content-type': 'application/json' },
-        body: JSON.stringify(payload),
-      });
-      if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-      return (await res.json()) as Record<string, unknown>;
-    };
-    const BIG = 1_000_000;
-    await admin('POST', '/workspaces', { name: 'profile', slug: 'profile' });
-    await admin('PATCH', '/workspaces/profile', {
-      policy: { budget_limit: BIG, user_limits: { budget_limit: BIG } },
-    });
-    const key = String(
-      (await admin('POST', '/api-keys', { name: 'p', workspace: 'profile', policy: { budget_limit: BIG } }))
-        .key,
-    );
-    await admin('POST', '/virtual-keys', {
-      name: 'p',
-      slug: 'p',
-      workspace: 'profile',
-      provider: 'openai',
-      key: 'sk-bench',
-      custom_host: upstreamUrl,
-      budget_limit: BIG,
-    });
+    const fourHeaders = await fourBudgetHeaders(url, 'profile', 'p', upstreamUrl);
     const budgeted = JSON.stringify({
       model: 'gpt-4o-mini',
       messages: [{ role: 'user', content: 'ping' }],
       user: 'u1',
     });
     const plain = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
-    const four = () =>
-      call(port, '/v1/chat/completions', budgeted, { 'x-gateway-api-key': key, 'x-gateway-provider': '@p' });
+    const four = () => call(port, '/v1/chat/completions', budgeted, fourHeaders);
     const none = () => call(port, '/v1/chat/completions', plain, passthroughHeaders(upstreamUrl));
     const fourRps = await throughput(REQUESTS, CONCURRENCY, four);
     const noneRps = await throughput(REQUESTS, CONCURRENCY, none);

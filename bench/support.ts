@@ -46,7 +46,6 @@ export interface Timing {
   firstByte: number;
 }
 
-/** One POST on the shared keep-alive agent: total time and time to the first body byte. */
 /** A JSON POST to 127.0.0.1 on the bench's shared keep-alive agent. */
 export function postJson(
   port: number,
@@ -64,6 +63,7 @@ export function postJson(
   };
 }
 
+/** One POST on the shared keep-alive agent: total time and time to the first body byte. */
 export function call(
   port: number,
   path: string,
@@ -201,13 +201,79 @@ export function cpuMs(pid: number | undefined): number {
 
 export const BENCH_ADMIN_KEY = 'gwk_bench_admin_key_0123456789';
 /** The provider key the benches send the fake upstream (directly, through the bare hop or Portkey). */
-export const UPSTREAM_AUTH = { authorization: 'Bearer sk-bench' };
+export const UPSTREAM_KEY = 'sk-bench';
+export const UPSTREAM_AUTH = { authorization: `Bearer ${UPSTREAM_KEY}` };
 /** Through the gateway on the bench's admin key, no virtual key; the provider key goes to `upstreamUrl`. */
 export const passthroughHeaders = (upstreamUrl: string): Record<string, string> => ({
   'x-gateway-api-key': BENCH_ADMIN_KEY,
   'x-gateway-custom-host': upstreamUrl,
   ...UPSTREAM_AUTH,
 });
+/** Through the gateway on `apiKey` (the bench's admin key unless given) to the virtual key `slug`. */
+export const virtualKeyHeaders = (slug: string, apiKey = BENCH_ADMIN_KEY): Record<string, string> => ({
+  'x-gateway-api-key': apiKey,
+  'x-gateway-provider': `@${slug}`,
+});
+
+/** An admin call to the gateway at `baseUrl` (its `/v1`) on the bench's admin key; any error status throws. */
+export async function adminCall(
+  baseUrl: string,
+  method: 'POST' | 'PATCH',
+  path: string,
+  payload: unknown,
+): Promise<Record<string, unknown>> {
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { 'x-gateway-api-key': BENCH_ADMIN_KEY, 'content-type': 'application/json' },
+    body: JSON.stringify(payload),
+  });
+  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+/** A budget the benches never run out of: its checks and spend updates are on every request. */
+export const BENCH_BUDGET = 1_000_000;
+
+/** A virtual key `slug` for the fake upstream at `upstreamUrl`, with a budget of `BENCH_BUDGET`. */
+export const createBenchVirtualKey = (
+  baseUrl: string,
+  slug: string,
+  upstreamUrl: string,
+  workspace?: string,
+) =>
+  adminCall(baseUrl, 'POST', '/virtual-keys', {
+    name: slug,
+    slug,
+    ...(workspace ? { workspace } : {}),
+    provider: 'openai',
+    key: UPSTREAM_KEY,
+    custom_host: upstreamUrl,
+    budget_limit: BENCH_BUDGET,
+  });
+
+/**
+ * Four budgets on one request: a workspace `workspace` with a budget and a per-user one, an API key in it
+ * with its own, and its virtual key `slug` with its own (the request names a `user`). Returns the headers
+ * of a call on that API key through that virtual key.
+ */
+export async function fourBudgetHeaders(
+  baseUrl: string,
+  workspace: string,
+  slug: string,
+  upstreamUrl: string,
+): Promise<Record<string, string>> {
+  await adminCall(baseUrl, 'POST', '/workspaces', { name: workspace, slug: workspace });
+  await adminCall(baseUrl, 'PATCH', `/workspaces/${workspace}`, {
+    policy: { budget_limit: BENCH_BUDGET, user_limits: { budget_limit: BENCH_BUDGET } },
+  });
+  const { key } = await adminCall(baseUrl, 'POST', '/api-keys', {
+    name: slug,
+    workspace,
+    policy: { budget_limit: BENCH_BUDGET },
+  });
+  await createBenchVirtualKey(baseUrl, slug, upstreamUrl, workspace);
+  return virtualKeyHeaders(slug, String(key));
+}
 
 /** The local server as the benches run it: its own data dir, the bench's admin key, warnings only. */
 export const gatewayEnv = (dataDir: string): Record<string, string> => ({

@@ -21,6 +21,8 @@ import { join } from 'node:path';
 import {
   addedTime,
   BENCH_ADMIN_KEY,
+  createBenchVirtualKey,
+  fourBudgetHeaders,
   GATEWAY_READY,
   gatewayEnv,
   pairedPct,
@@ -31,12 +33,12 @@ import {
   startChild,
   call as timedCall,
   UPSTREAM_AUTH,
+  virtualKeyHeaders,
   warmUp,
 } from './support';
 
 const N = Number(process.argv[2] ?? 1000);
 const WARMUP = 200;
-const ADMIN = BENCH_ADMIN_KEY;
 process.env.POWERTOOLS_LOG_LEVEL = 'ERROR';
 // Read when the gateway's modules load, so set before they are imported.
 process.env.GATEWAY_STAGE_TIMING = '1';
@@ -59,43 +61,18 @@ const LABELS = {
   virtualKey: '(b) virtual key with budget',
   fourBudgets: '(c) four budgets',
 } as const;
-const BIG = 1_000_000;
 
 /** Creates the virtual keys, workspace and API key the variants use; returns each variant's call. */
 async function setUp(
   baseUrl: string,
 ): Promise<Record<Variant, { headers: Record<string, string>; payload: string }>> {
-  async function admin(path: string, payload: unknown): Promise<Record<string, unknown>> {
-    const res = await fetch(`${baseUrl}${path}`, {
-      method: path.startsWith('/workspaces/') ? 'PATCH' : 'POST',
-      headers: { 'x-gateway-api-key': ADMIN, 'content-type': 'application/json' },
-      body: JSON.stringify(payload),
-    });
-    if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as Record<string, unknown>;
-  }
-  const virtualKey = (name: string, workspace?: string) =>
-    admin('/virtual-keys', {
-      name,
-      slug: name,
-      ...(workspace ? { workspace } : {}),
-      provider: 'openai',
-      key: 'sk-bench',
-      custom_host: upstreamUrl,
-      budget_limit: BIG,
-    });
-  await virtualKey('bench');
-  await admin('/workspaces', { name: 'bench-ws', slug: 'bench-ws' });
-  await admin('/workspaces/bench-ws', { policy: { budget_limit: BIG, user_limits: { budget_limit: BIG } } });
-  const wsKey = String(
-    (await admin('/api-keys', { name: 'bench', workspace: 'bench-ws', policy: { budget_limit: BIG } })).key,
-  );
-  await virtualKey('bench4', 'bench-ws');
+  await createBenchVirtualKey(baseUrl, 'bench', upstreamUrl);
+  const fourHeaders = await fourBudgetHeaders(baseUrl, 'bench-ws', 'bench4', upstreamUrl);
   return {
     passthrough: { headers: passthroughHeaders(upstreamUrl), payload: body },
-    virtualKey: { headers: { 'x-gateway-api-key': ADMIN, 'x-gateway-provider': '@bench' }, payload: body },
+    virtualKey: { headers: virtualKeyHeaders('bench'), payload: body },
     fourBudgets: {
-      headers: { 'x-gateway-api-key': wsKey, 'x-gateway-provider': '@bench4' },
+      headers: fourHeaders,
       payload: userBody,
     },
   };
@@ -162,7 +139,7 @@ const gateway = await startGateway({
   port: 0,
   dataDir,
   inMemory: true,
-  adminKey: ADMIN,
+  adminKey: BENCH_ADMIN_KEY,
   requestLog: () => undefined,
 });
 const viaGateway = chat(gateway.port, await setUp(gateway.url));
