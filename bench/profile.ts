@@ -217,7 +217,8 @@ async function main() {
     });
     const plain = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'ping' }] });
     const four = () => call(port, '/v1/chat/completions', budgeted, fourHeaders);
-    const none = () => call(port, '/v1/chat/completions', plain, passthroughHeaders(upstreamUrl));
+    const noneHeaders = passthroughHeaders(upstreamUrl);
+    const none = () => call(port, '/v1/chat/completions', plain, noneHeaders);
     const fourRps = await throughput(REQUESTS, CONCURRENCY, four);
     const noneRps = await throughput(REQUESTS, CONCURRENCY, none);
     console.log(
