@@ -47,6 +47,9 @@ function portkeyEntry(): string {
   return entry;
 }
 
+/** The start of a line comparing this gateway with another server, padded so the figures line up. */
+const ratioLabel = (other: string) => `  this gateway / ${other.padEnd(8)}  `;
+
 /** This gateway's added time as ratios to another server's, p50 and p99, with the target if there is one. */
 function ratioLine(
   other: string,
@@ -54,7 +57,7 @@ function ratioLine(
   theirs: ReturnType<typeof addedTime>,
   target?: string,
 ): string {
-  const line = `  this gateway / ${other.padEnd(8)}  p50 ${ratio(ours.p50, theirs.p50)}   p99 ${ratio(ours.p99, theirs.p99)}`;
+  const line = `${ratioLabel(other)}p50 ${ratio(ours.p50, theirs.p50)}   p99 ${ratio(ours.p99, theirs.p99)}`;
   return target ? `${line}   (${target})` : line;
 }
 
@@ -147,7 +150,7 @@ async function main() {
     console.log(
       portkeyStreamed
         ? ratioLine('Portkey', streamed, portkeyStreamed)
-        : "  this gateway / Portkey   none (Portkey's streaming failed)",
+        : `${ratioLabel('Portkey')}none (Portkey's streaming failed)`,
     );
     console.log(ratioLine('bare hop', streamed, bareStreamed));
 
