@@ -201,7 +201,7 @@ export function cpuMs(pid: number | undefined): number {
 
 export const BENCH_ADMIN_KEY = 'gwk_bench_admin_key_0123456789';
 /** The provider key the benches send the fake upstream (directly, through the bare hop or Portkey). */
-export const UPSTREAM_KEY = 'sk-bench';
+const UPSTREAM_KEY = 'sk-bench';
 export const UPSTREAM_AUTH = { authorization: `Bearer ${UPSTREAM_KEY}` };
 /** Through the gateway on the bench's admin key, no virtual key; the provider key goes to `upstreamUrl`. */
 export const passthroughHeaders = (upstreamUrl: string): Record<string, string> => ({
@@ -216,7 +216,7 @@ export const virtualKeyHeaders = (slug: string, apiKey = BENCH_ADMIN_KEY): Recor
 });
 
 /** An admin call to the gateway at `baseUrl` (its `/v1`) on the bench's admin key; any error status throws. */
-export async function adminCall(
+async function adminCall(
   baseUrl: string,
   method: 'POST' | 'PATCH',
   path: string,
@@ -232,7 +232,7 @@ export async function adminCall(
 }
 
 /** A budget the benches never run out of: its checks and spend updates are on every request. */
-export const BENCH_BUDGET = 1_000_000;
+const BENCH_BUDGET = 1_000_000;
 
 /** A virtual key `slug` for the fake upstream at `upstreamUrl`, with a budget of `BENCH_BUDGET`. */
 export const createBenchVirtualKey = (
