@@ -20,6 +20,8 @@ describe('npm run bench:peer', () => {
     expect(overhead).toMatch(new RegExp(`this gateway / bare hop\\s+p50 ${X}\\s+p99 ${X}`));
 
     const streaming = section(out, 'Streaming: time to first chunk added');
+    // The floor under the hops: a relay that pipes bytes without parsing HTTP, timed in the same rounds.
+    expect(streaming).toMatch(new RegExp(`raw TCP relay\\s+p50 ${MS}\\s+p99 ${MS}`));
     expect(streaming).toMatch(new RegExp(`bare node proxy\\s+p50 ${MS}\\s+p99 ${MS}`));
     expect(streaming).toMatch(new RegExp(`this gateway\\s+p50 ${MS}\\s+p99 ${MS}`));
     // Portkey 1.15's streaming answers 500 (it appends headers to an immutable fetch Response): the
