@@ -1,5 +1,5 @@
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import net from 'node:net';
 
 // The floor under every proxy process on this machine: each connection piped byte for byte to the
 // upstream and back, without parsing HTTP at all. `bench:peer` times a first chunk through it beside the
