@@ -66,21 +66,25 @@ async function main() {
   const { upstreamPort, gatewayPort, proxyPort, gatewayPid, proxyPid, stop } = await startBenchStack();
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}/v1`;
   const portkeyPort = await freePort();
-  const portkey = await startChild(
-    [portkeyEntry(), `--port=${portkeyPort}`, '--headless'],
-    { NODE_ENV: 'production' },
-    /Ready for connections/,
-    { tsx: false },
-  );
-  const relay = await startChild(['bench/tcp-relay.ts', String(upstreamPort)], {}, /tcp relay on (\d+)/);
-  const relayPort = Number(relay.match[1]);
-
+  // Started inside the try, so that a child that fails to start still has the others stopped.
+  let portkey: Awaited<ReturnType<typeof startChild>> | undefined;
+  let relay: Awaited<ReturnType<typeof startChild>> | undefined;
   try {
+    portkey = await startChild(
+      [portkeyEntry(), `--port=${portkeyPort}`, '--headless'],
+      { NODE_ENV: 'production' },
+      /Ready for connections/,
+      { tsx: false },
+    );
+    relay = await startChild(['bench/tcp-relay.ts', String(upstreamPort)], {}, /tcp relay on (\d+)/);
+    const relayPort = Number(relay.match[1]);
+
     // A virtual key with a budget that never runs out here: the key lookup, the budget and the
     // spend update are all on every request.
     await createBenchVirtualKey(`http://127.0.0.1:${gatewayPort}/v1`, 'bench', upstreamUrl);
     const direct = () => call(upstreamPort, '/v1/chat/completions', body, UPSTREAM_AUTH);
     const viaProxy = () => call(proxyPort, '/v1/chat/completions', body, UPSTREAM_AUTH);
+    const viaRelay = () => call(relayPort, '/v1/chat/completions', body, UPSTREAM_AUTH);
     const gwHeaders = virtualKeyHeaders('bench');
     const viaGateway = () => call(gatewayPort, '/v1/chat/completions', body, gwHeaders);
     const pkHeaders = {
@@ -90,7 +94,6 @@ async function main() {
     };
     const viaPortkey = () => call(portkeyPort, '/v1/chat/completions', body, pkHeaders);
 
-    const viaRelay = () => call(relayPort, '/v1/chat/completions', body, UPSTREAM_AUTH);
     await warmUp(viaProxy, viaGateway, viaPortkey, viaRelay);
     for (let i = 0; i < WARMUP; i++) {
       await direct();
@@ -191,8 +194,8 @@ async function main() {
       `  this gateway / Portkey ${ratio(ourRss, theirRss)}   this gateway / bare hop ${ratio(ourRss, bareRss)}`,
     );
   } finally {
-    portkey.child.kill('SIGTERM');
-    relay.child.kill('SIGTERM');
+    portkey?.child.kill('SIGTERM');
+    relay?.child.kill('SIGTERM');
     stop();
     agent.destroy();
   }

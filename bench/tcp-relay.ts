@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
+import { pipeline } from 'node:stream';
 
 // The floor under every proxy process on this machine: each connection piped byte for byte to the
 // upstream and back, without parsing HTTP at all. `bench:peer` times a first chunk through it beside the
@@ -9,12 +10,8 @@ const upstreamPort = Number(process.argv[2]);
 
 const server = net.createServer({ noDelay: true }, (client) => {
   const upstream = net.connect({ host: '127.0.0.1', port: upstreamPort, noDelay: true });
-  client.pipe(upstream);
-  upstream.pipe(client);
-  client.on('error', () => upstream.destroy());
-  upstream.on('error', () => client.destroy());
-  client.on('close', () => upstream.destroy());
-  upstream.on('close', () => client.destroy());
+  // Both directions; either side's error or close destroys the other.
+  pipeline(client, upstream, client, () => undefined);
 });
 server.listen(0, '127.0.0.1', () => {
   console.log(`tcp relay on ${(server.address() as AddressInfo).port}`);
