@@ -11,6 +11,7 @@ import {
   machineLine,
   ratio,
   rssMb,
+  type StartedChild,
   settle,
   startBenchStack,
   startChild,
@@ -67,8 +68,8 @@ async function main() {
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}/v1`;
   const portkeyPort = await freePort();
   // Started inside the try, so that a child that fails to start still has the others stopped.
-  let portkey: Awaited<ReturnType<typeof startChild>> | undefined;
-  let relay: Awaited<ReturnType<typeof startChild>> | undefined;
+  let portkey: StartedChild | undefined;
+  let relay: StartedChild | undefined;
   try {
     portkey = await startChild(
       [portkeyEntry(), `--port=${portkeyPort}`, '--headless'],

@@ -18,6 +18,7 @@ import {
   machineLine,
   passthroughHeaders,
   pct,
+  type StartedChild,
   settle,
   sort,
   startChild,
@@ -112,7 +113,7 @@ async function oneAtATime(): Promise<void> {
   const servers: Array<{
     label: string;
     dir: string;
-    child: Awaited<ReturnType<typeof startChild>>;
+    child: StartedChild;
     one: () => Promise<unknown>;
   }> = [];
   try {

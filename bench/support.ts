@@ -10,13 +10,19 @@ import { join } from 'node:path';
 
 export const agent = new http.Agent({ keepAlive: true, maxSockets: 128 });
 
+/** A child process the benches started, and what its ready line matched. */
+export interface StartedChild {
+  child: ChildProcess;
+  match: RegExpExecArray;
+}
+
 /** Runs `node <args>` (TypeScript through tsx) and waits until its output matches `ready`. */
 export function startChild(
   args: string[],
   env: Record<string, string>,
   ready: RegExp,
   options: { tsx?: boolean } = {},
-): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+): Promise<StartedChild> {
   const child = spawn(process.execPath, [...(options.tsx === false ? [] : ['--import', 'tsx']), ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
