@@ -1,7 +1,7 @@
 // Small pieces every management page shares: loading a list, a form's error at the field the API names,
 // a confirmation dialog, a copy button and an empty state.
 import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api';
 
 export interface Loaded<T> {
@@ -242,10 +242,14 @@ export function formatDate(iso: string | null | undefined): string {
     : d.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short' });
 }
 
-/** A ref whose element takes the focus when it mounts: a panel opened from a row is where the keyboard goes. */
+/**
+ * A ref whose element takes the focus when it mounts: a panel opened from a row is where the keyboard goes.
+ * A layout effect, so the focus moves in the same task that puts the panel in the page: nothing typed (or
+ * checked) between the panel's paint and a later effect lands elsewhere.
+ */
 export function useFocusOnMount<T extends HTMLElement>() {
   const ref = useRef<T>(null);
-  useEffect(() => ref.current?.focus(), []);
+  useLayoutEffect(() => ref.current?.focus(), []);
   return ref;
 }
 
