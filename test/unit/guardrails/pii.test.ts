@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ibanValid, luhnValid } from '../../../functions/guardrails/checks/pii';
+import { digitCount, findEmails, ibanValid, luhnValid } from '../../../functions/guardrails/checks/pii';
 import { runChecks } from '../../../functions/guardrails/engine';
 import { compileOne, problemsOf, verdict } from './helpers';
 
@@ -9,6 +10,15 @@ const labelsIn = async (text: string, kinds?: string[]) =>
 describe('pii check', () => {
   it('finds emails', async () =>
     expect(await labelsIn('mail jane.doe+x@example.co.uk now')).toContain('EMAIL'));
+  it('takes into a local part exactly the ASCII characters an address may hold there', () => {
+    for (let code = 0; code < 128; code++) {
+      const ch = String.fromCharCode(code);
+      if (ch === '@') continue;
+      const may = /[A-Za-z0-9._%+-]/.test(ch);
+      expect(findEmails(`x${ch}y@example.com`), `code ${code}`).toEqual([{ start: may ? 0 : 2, end: 15 }]);
+    }
+    expect(findEmails('mail jöran@example.se')).toEqual([{ start: 5, end: 21 }]);
+  });
   it('finds phone numbers of common forms', async () => {
     expect(await labelsIn('call +44 20 7946 0958')).toContain('PHONE');
     expect(await labelsIn('call (555) 123-4567')).toContain('PHONE');
@@ -19,6 +29,31 @@ describe('pii check', () => {
     expect(await labelsIn('card 4111 1111 1111 1111', ['credit_card'])).toContain('CREDIT_CARD');
     expect(await labelsIn('card 4111 1111 1111 1112', ['credit_card'])).toBe('');
     expect(luhnValid('79927398713')).toBe(true);
+    expect(await labelsIn('card 4111-1111-1111-1111', ['credit_card'])).toContain('CREDIT_CARD');
+  });
+  it("reads a candidate's digits in place, separators skipped, as if they were copied out first", () => {
+    const candidate = fc.stringMatching(/^[0-9 -]{0,40}$/);
+    fc.assert(
+      fc.property(candidate, (text) => {
+        const copied = text.replace(/\D/g, '');
+        expect(digitCount(text)).toBe(copied.length);
+        expect(luhnValid(text)).toBe(luhnValid(copied));
+      }),
+    );
+    // The reference: the Luhn check of the digits alone, doubling every second digit from the right.
+    const reference = (digits: string) =>
+      [...digits].reverse().reduce((sum, ch, i) => {
+        const d = Number(ch) * (i % 2 === 1 ? 2 : 1);
+        return sum + (d > 9 ? d - 9 : d);
+      }, 0) %
+        10 ===
+      0;
+    fc.assert(
+      fc.property(fc.stringMatching(/^[0-9]{1,19}$/), (digits) => {
+        expect(luhnValid(digits)).toBe(reference(digits));
+        expect(luhnValid(digits.split('').join(' '))).toBe(reference(digits));
+      }),
+    );
   });
   it('finds IBANs only when the mod-97 check passes', async () => {
     expect(await labelsIn('pay GB82 WEST 1234 5698 7654 32', ['iban'])).toContain('IBAN');
