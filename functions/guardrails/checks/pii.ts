@@ -17,9 +17,7 @@ interface Kind {
 
 const LOCAL_PART = /[\p{L}\p{N}._%+-]/u;
 /** Which ASCII characters a local part holds, by code: a table, not a regex test per character. */
-const ASCII_LOCAL = new Uint8Array(128);
-for (const ch of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-')
-  ASCII_LOCAL[ch.charCodeAt(0)] = 1;
+const ASCII_LOCAL = new Uint8Array(128).map((_, code) => Number(LOCAL_PART.test(String.fromCharCode(code))));
 
 /** Whether a dot comes before the next space or `@`: a domain needs one, and most `@` in odd text lack it. */
 function dotBeforeBreak(text: string, from: number): boolean {
