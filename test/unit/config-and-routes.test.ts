@@ -81,4 +81,19 @@ describe('routes from operations.ts', () => {
     const names = OPERATIONS.map((o) => o.name);
     expect(new Set(names).size).toBe(names.length);
   });
+
+  it('takes each method and path from its route, one space between', () => {
+    for (const op of OPERATIONS) {
+      expect(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], op.name).toContain(op.method);
+      expect(op.path, op.name).toMatch(/^\/[^\s]*$/);
+    }
+  });
+
+  // A model call that wrote no entry would go unlogged and uncharged.
+  it('writes a usage log entry for exactly the operations that take completions.write', () => {
+    for (const op of OPERATIONS) {
+      const modelCall = op.access.kind === 'scope' && op.access.scope === 'completions.write';
+      expect(op.logged, op.name).toBe(modelCall);
+    }
+  });
 });
